@@ -1,0 +1,85 @@
+#include "clock.h"
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+namespace locklab {
+namespace {
+
+int64_t real_wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const auto kProcessStart = std::chrono::steady_clock::now();
+
+}  // namespace
+
+int64_t monotonic_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              kProcessStart)
+      .count();
+}
+
+SkewableClock::SkewableClock(PauseGate* gate)
+    : gate_(gate), anchor_real_mono_(monotonic_ns()), anchor_reading_(real_wall_ns()) {}
+
+int64_t SkewableClock::reading_locked(int64_t real_mono) const {
+  return anchor_reading_ + static_cast<int64_t>(rate_ * double(real_mono - anchor_real_mono_));
+}
+
+int64_t SkewableClock::now_ns() {
+  if (gate_) gate_->pass();
+  std::lock_guard lock(mu_);
+  return reading_locked(monotonic_ns());
+}
+
+void SkewableClock::sleep_for(std::chrono::nanoseconds d) {
+  if (gate_) gate_->pass();
+  double r = rate();
+  if (d.count() > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(int64_t(double(d.count()) / r)));
+  if (gate_) gate_->pass();
+}
+
+void SkewableClock::jump(std::chrono::nanoseconds delta) {
+  std::lock_guard lock(mu_);
+  anchor_reading_ += delta.count();
+}
+
+void SkewableClock::set_rate(double rate) {
+  if (!(rate > 0)) throw std::invalid_argument("clock rate must be > 0");
+  std::lock_guard lock(mu_);
+  int64_t now = monotonic_ns();
+  anchor_reading_ = reading_locked(now);
+  anchor_real_mono_ = now;
+  rate_ = rate;
+}
+
+double SkewableClock::rate() {
+  std::lock_guard lock(mu_);
+  return rate_;
+}
+
+void PauseGate::pass() {
+  std::unique_lock lock(mu_);
+  opened_.wait(lock, [&] { return closed_ == 0; });
+}
+
+void PauseGate::close() {
+  std::lock_guard lock(mu_);
+  ++closed_;
+}
+
+void PauseGate::open() {
+  std::lock_guard lock(mu_);
+  if (closed_ > 0 && --closed_ == 0) opened_.notify_all();
+}
+
+bool PauseGate::is_closed() {
+  std::lock_guard lock(mu_);
+  return closed_ > 0;
+}
+
+}  // namespace locklab

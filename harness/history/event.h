@@ -1,0 +1,37 @@
+// One line of a history (see FORMAT.md beside this file).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace locklab::history {
+
+enum class Type { Invoke, Ok, Fail, Info };
+
+const char* to_string(Type type);
+// Parses "invoke"/"ok"/"fail"/"info"; nullopt otherwise.
+std::optional<Type> parse_type(std::string_view text);
+
+struct Event {
+  int64_t index = -1;   // assigned when the history is merged
+  int64_t time_ns = 0;  // harness monotonic time since run start
+  std::string process;  // "c1", "nemesis"
+  Type type = Type::Info;
+  std::string f;        // "acquire", "release", "extend", "write", "lost", or a fault kind
+  std::optional<std::string> lock;
+  std::optional<std::string> owner;
+  std::optional<int64_t> token;
+  std::optional<int64_t> client_time_ns;
+  std::optional<std::string> node;
+  std::optional<std::string> error;
+  nlohmann::json value;  // null = absent
+  nlohmann::json extra;  // unknown fields of a parsed line, kept as they were; null = none
+};
+
+// The event as one JSON object, required fields first.
+nlohmann::ordered_json to_json(const Event& event);
+
+}  // namespace locklab::history

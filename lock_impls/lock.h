@@ -1,0 +1,122 @@
+// The one interface every lock algorithm implements. An implementation is
+// written against the published description it follows, talks to Redis only
+// through Connections and reads time only through a Clock, both handed to it
+// in a LockContext.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "clock.h"
+#include "connection.h"
+
+namespace locklab {
+
+using std::chrono::milliseconds;
+
+// What a client holds after a successful acquire.
+struct Lease {
+  std::string owner;             // the unique value this acquisition stored in Redis
+  std::optional<int64_t> token;  // fencing token, when the algorithm issues one
+  // The client may act as holder until acquired_at_ns + validity (by its own
+  // Clock); nullopt = no deadline of its own (a watchdog keeps the lease alive).
+  std::optional<milliseconds> validity;
+  int64_t acquired_at_ns = 0;    // client clock when acquire began
+  int reentry = 1;               // nesting depth after this acquire (re-entrant locks)
+};
+
+enum class Outcome {
+  Done,     // acquired / released / extended
+  Refused,  // definitely not: someone else holds it, or we no longer own it
+  Unknown,  // a reply was lost (timeout, I/O error): it may or may not have happened
+};
+
+struct AcquireResult {
+  Outcome outcome = Outcome::Refused;
+  std::optional<Lease> lease;  // set iff outcome == Done
+  std::string error;           // why, for Refused/Unknown
+};
+
+struct ChangeResult {
+  Outcome outcome = Outcome::Refused;
+  std::string error;
+  std::optional<long long> deleted;  // keys an unconditional DEL removed (classic unlock)
+};
+
+// Where a lock implementation gets everything from the outside world.
+struct LockContext {
+  std::string client_id;  // "c1": unique per client, part of owner values where the recipe says so
+  // Opens a new connection to Redis node `i` (0-based) for the calling thread;
+  // connections are not shared between threads.
+  std::function<std::unique_ptr<Connection>(size_t node)> connect;
+  size_t node_count = 1;
+  Clock* clock = nullptr;
+  // Called at named points inside an operation ("after-setnx", "after-send",
+  // "after-validity-check"...); the harness may pause the client or crash it
+  // (by throwing ClientCrashed) there, to reproduce published timelines.
+  std::function<void(std::string_view step)> step = [](std::string_view) {};
+  uint64_t seed = 1;  // for owner values and retry jitter: runs repeat by seed
+  // Algorithm parameters from the scenario (e.g. "replicas" for wait-synced).
+  std::function<std::optional<int64_t>(std::string_view name)> param = [](std::string_view) {
+    return std::optional<int64_t>{};
+  };
+};
+
+// Thrown through lock code at a step where the harness crashes the client:
+// the client stops for good without releasing anything.
+struct ClientCrashed {
+  std::string step;
+};
+
+class Lock {
+ public:
+  virtual ~Lock() = default;
+
+  // Tries to take lock `name` for `ttl`, retrying until `wait` has passed (by
+  // the client's clock). Done: the lease is ours. Refused: it is not ours and
+  // nothing of ours is left in Redis. Unknown: a reply was lost, so Redis may
+  // hold our owner value; the caller must not assume either way.
+  virtual AcquireResult acquire(const std::string& name, milliseconds ttl, milliseconds wait) = 0;
+
+  // Gives up `lease` on `name`. Done: it was released (for re-entrant locks:
+  // one level). Refused: it was no longer ours and nothing was changed.
+  // Unknown: the reply was lost.
+  virtual ChangeResult release(const std::string& name, const Lease& lease) = 0;
+
+  // Pushes the expiry of our `lease` on `name` to `ttl` from now. Done: still
+  // ours and extended. Refused: no longer ours, nothing changed. Unknown: lost reply.
+  virtual ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) = 0;
+
+  // True while a background renewal (watchdog) has failed since the last
+  // acquire: the client may choose to stop working. Default: no watchdog.
+  virtual bool renewal_failed(const std::string& /*name*/) { return false; }
+};
+
+// One line of `locklab list`.
+struct AlgorithmInfo {
+  std::string id;
+  std::string description;
+  bool reentrant = false;
+  bool fencing = false;
+  bool multi_node = false;   // needs several independent masters (Redlock)
+  bool needs_replica = false;
+};
+
+// Every built-in algorithm, in a stable order.
+const std::vector<AlgorithmInfo>& algorithms();
+
+// Creates algorithm `id` for one client. Throws std::invalid_argument listing
+// the known ids when `id` is unknown.
+std::unique_ptr<Lock> make_lock(const std::string& id, const LockContext& context);
+
+// 128 random bits as 32 hex digits: an owner value no other client will pick.
+std::string random_owner(std::mt19937_64& rng);
+
+}  // namespace locklab

@@ -1,0 +1,46 @@
+#include "redis_lock_util.h"
+
+#include <cstdio>
+
+
+namespace locklab {
+
+std::string random_owner(std::mt19937_64& rng) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+Reply eval_script(Connection& redis, std::string_view script, const std::vector<std::string>& keys,
+                  const std::vector<std::string>& args) {
+  // Plain EVAL: the scripts are a few hundred bytes, and Redis caches the
+  // compiled script by its hash, so EVALSHA would save little and add a path.
+  std::vector<std::string> argv = {"EVAL", std::string(script), std::to_string(keys.size())};
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return redis.command(argv);
+}
+
+ChangeResult run_owner_script(Connection& redis, std::string_view script,
+                              const std::vector<std::string>& keys,
+                              const std::vector<std::string>& args) {
+  try {
+    Reply reply = eval_script(redis, script, keys, args);
+    if (reply.is_error()) return {Outcome::Refused, reply.str, std::nullopt};
+    if (reply.type == Reply::Type::Integer && reply.integer == 1) return {Outcome::Done, "", std::nullopt};
+    return {Outcome::Refused, "not-owner", std::nullopt};
+  } catch (const RedisError& e) {
+    return {e.maybe_executed() ? Outcome::Unknown : Outcome::Refused, e.what(), std::nullopt};
+  }
+}
+
+AcquireResult unknown_or_refused(const RedisError& e) {
+  return {e.maybe_executed() ? Outcome::Unknown : Outcome::Refused, std::nullopt, e.what()};
+}
+
+milliseconds retry_delay(std::mt19937_64& rng) {
+  return milliseconds(5 + std::uniform_int_distribution<int>(0, 20)(rng));
+}
+
+}  // namespace locklab

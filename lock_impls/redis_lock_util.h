@@ -1,0 +1,30 @@
+// Small pieces several lock algorithms share.
+#pragma once
+
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lock.h"
+
+namespace locklab {
+
+// Runs a Lua script with EVAL. Throws RedisError like Connection::command().
+Reply eval_script(Connection& redis, std::string_view script, const std::vector<std::string>& keys,
+                  const std::vector<std::string>& args);
+
+// For scripts that return 1 when they changed our lock and 0 when it was not
+// ours: Done / Refused, and Unknown (or Refused, if never sent) on RedisError.
+ChangeResult run_owner_script(Connection& redis, std::string_view script,
+                              const std::vector<std::string>& keys,
+                              const std::vector<std::string>& args);
+
+// The acquire result for a command that failed with `e`: Unknown if it may
+// have run, Refused if it certainly did not.
+AcquireResult unknown_or_refused(const RedisError& e);
+
+// A short random pause between acquire attempts (spreads contending clients).
+milliseconds retry_delay(std::mt19937_64& rng);
+
+}  // namespace locklab

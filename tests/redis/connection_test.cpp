@@ -1,0 +1,74 @@
+#include <chrono>
+
+#include <gtest/gtest.h>
+
+#include "hiredis_connection.h"
+#include "redis_server.h"
+
+namespace locklab {
+namespace {
+
+using namespace std::chrono;
+
+TEST(Connection, CommandAgainstAPausedServerTimesOutInTimeAndRecoversAfterResume) {
+  RedisServer server;
+  HiredisConnection redis(server.endpoint(), {milliseconds(300), milliseconds(200)});
+  ASSERT_EQ(redis.command({"PING"}).str, "PONG");
+  server.pause();
+  auto start = steady_clock::now();
+  try {
+    redis.command({"SET", "k", "v"});
+    FAIL() << "a command to a stopped server returned";
+  } catch (const RedisError& e) {
+    EXPECT_TRUE(e.maybe_executed());
+    std::string what = e.what();
+    EXPECT_NE(what.find(server.endpoint().str()), std::string::npos) << what;
+    EXPECT_NE(what.find("SET"), std::string::npos) << what;
+  }
+  auto took = duration_cast<milliseconds>(steady_clock::now() - start);
+  EXPECT_LT(took.count(), 200 + 300) << "timeout + slack";
+  server.resume();
+  EXPECT_EQ(redis.command({"PING"}).str, "PONG") << "did not reconnect after the timeout";
+}
+
+TEST(Connection, RefusedConnectionIsANeverExecutedErrorNamingTheEndpoint) {
+  Endpoint nowhere{"127.0.0.1", free_loopback_port()};
+  HiredisConnection redis(nowhere, {milliseconds(200), milliseconds(200)});
+  try {
+    redis.command({"PING"});
+    FAIL();
+  } catch (const RedisError& e) {
+    EXPECT_FALSE(e.maybe_executed());
+    EXPECT_NE(std::string(e.what()).find(nowhere.str()), std::string::npos) << e.what();
+  }
+}
+
+TEST(Connection, ErrorRepliesAreRepliesNotExceptions) {
+  RedisServer server;
+  auto redis = server.connect();
+  Reply reply = redis->command({"NOSUCHCOMMAND"});
+  EXPECT_TRUE(reply.is_error());
+  EXPECT_EQ(redis->command({"PING"}).str, "PONG");
+}
+
+TEST(Connection, PipelinedRepliesComeBackInOrder) {
+  RedisServer server;
+  auto redis = server.connect();
+  redis->send({"SET", "a", "1"});
+  redis->send({"INCR", "a"});
+  redis->send({"GET", "a"});
+  EXPECT_TRUE(redis->receive().is_ok());
+  EXPECT_EQ(redis->receive().integer, 2);
+  EXPECT_EQ(redis->receive().str, "2");
+}
+
+TEST(Endpoint, ParsesAndRejects) {
+  EXPECT_EQ(Endpoint::parse("127.0.0.1:6379").port, 6379);
+  EXPECT_EQ(Endpoint::parse("[::1]:7000").host, "::1");
+  EXPECT_THROW(Endpoint::parse("localhost"), std::invalid_argument);
+  EXPECT_THROW(Endpoint::parse("h:99999"), std::invalid_argument);
+  EXPECT_THROW(Endpoint::parse("h:12x"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace locklab
