@@ -1,0 +1,136 @@
+#include "client.h"
+
+#include <thread>
+
+#include "gated_connection.h"
+
+namespace locklab {
+
+using history::Event;
+using history::Type;
+using nlohmann::json;
+
+Client::Client(std::string id, uint64_t seed, history::ProcessLog& log,
+               std::function<std::unique_ptr<Lock>(LockContext)> make_lock,
+               LockContext base_context, StepListener listener)
+    : id_(std::move(id)), clock_(&gate_), log_(log), rng_(seed), listener_(std::move(listener)) {
+  LockContext context = std::move(base_context);
+  context.client_id = id_;
+  context.clock = &clock_;
+  context.seed = seed;
+  context.step = [this](std::string_view name) { step(name); };
+  // Every connection of the client passes its gate: a pause stops them all.
+  context.connect = [this, connect = std::move(context.connect)](size_t node) {
+    return std::unique_ptr<Connection>(std::make_unique<GatedConnection>(connect(node), gate_));
+  };
+  lock_ = make_lock(std::move(context));
+}
+
+Event Client::event(Type type, std::string f, const std::string& lock) {
+  Event e;
+  e.type = type;
+  e.f = std::move(f);
+  e.lock = lock;
+  e.client_time_ns = clock_.now_ns();
+  return e;
+}
+
+void Client::run(const Workload& workload, ProtectedResource& resource, int64_t deadline_ns,
+                 const std::atomic<bool>& stop) {
+  try {
+    for (int64_t op = 0; op < workload.ops_per_client; ++op) {
+      if (stop || monotonic_ns() >= deadline_ns) break;
+      const std::string& lock = workload.locks[rng_() % workload.locks.size()];
+      one_operation(workload, resource, lock);
+      if (workload.think_ms > 0)
+        clock_.sleep_for(std::chrono::milliseconds(rng_() % (workload.think_ms + 1)));
+    }
+  } catch (const ClientCrashed&) {
+    stats_.crashed = true;
+  }
+  // A crashed client's lock dies with it: its watchdog stops, nothing is released.
+  lock_.reset();
+}
+
+void Client::one_operation(const Workload& workload, ProtectedResource& resource,
+                           const std::string& lock) {
+  const auto ttl = std::chrono::milliseconds(workload.ttl_ms);
+  Event invoke = event(Type::Invoke, "acquire", lock);
+  invoke.value = json{{"ttl_ms", workload.ttl_ms}, {"wait_ms", workload.wait_ms}};
+  log_.append(std::move(invoke));
+  step("before-acquire");
+  AcquireResult acquired = lock_->acquire(lock, ttl, std::chrono::milliseconds(workload.wait_ms));
+  if (acquired.outcome != Outcome::Done) {
+    bool unknown = acquired.outcome == Outcome::Unknown;
+    Event e = event(unknown ? Type::Info : Type::Fail, "acquire", lock);
+    e.error = acquired.error;
+    log_.append(std::move(e));
+    ++(unknown ? stats_.acquires_unknown : stats_.acquires_failed);
+    return;
+  }
+  Lease lease = *acquired.lease;
+  {
+    Event e = event(Type::Ok, "acquire", lock);
+    e.owner = lease.owner;
+    e.token = lease.token;
+    json value = json::object();
+    if (lease.validity) value["validity_ms"] = lease.validity->count();
+    value["reentry"] = lease.reentry;
+    e.value = value;
+    log_.append(std::move(e));
+    ++stats_.acquires_ok;
+  }
+  step("acquired");
+
+  // The critical section: read-modify-write of the protected counter.
+  const int64_t read = resource.read(lock);
+  clock_.sleep_for(std::chrono::milliseconds(workload.work_ms));
+  // The client acts only while it believes the lease valid, by its own clock.
+  bool expired = lease.validity &&
+                 clock_.now_ns() >= lease.acquired_at_ns + lease.validity->count() * 1'000'000;
+  bool renewal_failed = workload.stop_on_renewal_failure && lock_->renewal_failed(lock);
+  if (expired || renewal_failed) {
+    Event e = event(Type::Info, "lost", lock);
+    e.owner = lease.owner;
+    e.error = expired ? "lease validity ran out before the write" : "the watchdog's renewal failed";
+    log_.append(std::move(e));
+    ++stats_.lost;
+  } else {
+    step("before-write");
+    Event w = event(Type::Invoke, "write", lock);
+    w.token = lease.token;
+    w.value = json{{"read", read}, {"write", read + 1}};
+    log_.append(w);
+    auto result = resource.write(lock, read + 1, lease.token);
+    Event done = event(result.accepted ? Type::Ok : Type::Fail, "write", lock);
+    done.token = lease.token;
+    done.value = w.value;
+    if (!result.accepted) done.error = result.reason;
+    log_.append(std::move(done));
+    ++(result.accepted ? stats_.writes_accepted : stats_.writes_rejected);
+    step("after-write");
+  }
+
+  step("before-release");
+  Event release = event(Type::Invoke, "release", lock);
+  release.owner = lease.owner;
+  log_.append(std::move(release));
+  ChangeResult released = lock_->release(lock, lease);
+  Type type = released.outcome == Outcome::Done      ? Type::Ok
+              : released.outcome == Outcome::Refused ? Type::Fail
+                                                     : Type::Info;
+  Event e = event(type, "release", lock);
+  e.owner = lease.owner;
+  json value = json::object();
+  if (type == Type::Ok) value["result"] = "released";
+  if (type == Type::Fail) value["result"] = "not-owner";
+  if (released.deleted) value["deleted"] = *released.deleted;
+  if (!value.empty()) e.value = value;
+  if (type != Type::Ok && !released.error.empty()) e.error = released.error;
+  log_.append(std::move(e));
+  ++(type == Type::Ok ? stats_.releases_ok
+                      : type == Type::Fail ? stats_.releases_refused : stats_.releases_unknown);
+  step("released");
+}
+
+}  // namespace locklab

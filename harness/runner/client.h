@@ -1,0 +1,70 @@
+// A client: one process id in the history ("c1"), one thread running the
+// workload loop (acquire → critical section → release) with its own lock
+// object, clock and pause gate. Everything the client does goes to its own
+// history log; what it believes is recorded, not what Redis holds.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "clock.h"
+#include "lock.h"
+#include "pause_gate.h"
+#include "recorder.h"
+#include "resource.h"
+#include "scenario.h"
+
+namespace locklab {
+
+struct ClientStats {
+  int64_t acquires_ok = 0, acquires_failed = 0, acquires_unknown = 0;
+  int64_t writes_accepted = 0, writes_rejected = 0, lost = 0;
+  int64_t releases_ok = 0, releases_refused = 0, releases_unknown = 0;
+  bool crashed = false;
+};
+
+// Called at every named step of a client (its own and its lock's); the
+// nemesis may pause the client there (block) or crash it (throw ClientCrashed).
+using StepListener = std::function<void(const std::string& client, std::string_view step)>;
+
+class Client {
+ public:
+  // `make_lock` builds this client's lock object from `base_context`, whose
+  // connections the client wraps so they pass its pause gate, and to which it
+  // adds its id, clock, seed and step hook.
+  Client(std::string id, uint64_t seed, history::ProcessLog& log,
+         std::function<std::unique_ptr<Lock>(LockContext)> make_lock, LockContext base_context,
+         StepListener listener);
+
+  const std::string& id() const { return id_; }
+  PauseGate& gate() { return gate_; }
+  SkewableClock& clock() { return clock_; }
+
+  // Runs the workload until `ops_per_client` attempts are done or the harness
+  // monotonic clock reaches `deadline_ns`, or `stop` becomes true. Returns
+  // normally when the client crashed (ClientCrashed) too.
+  void run(const Workload& workload, ProtectedResource& resource, int64_t deadline_ns,
+           const std::atomic<bool>& stop);
+
+  const ClientStats& stats() const { return stats_; }
+
+ private:
+  void one_operation(const Workload& workload, ProtectedResource& resource, const std::string& lock);
+  history::Event event(history::Type type, std::string f, const std::string& lock);
+  void step(std::string_view name) { listener_(id_, name); }
+
+  std::string id_;
+  PauseGate gate_;
+  SkewableClock clock_;
+  history::ProcessLog& log_;
+  std::mt19937_64 rng_;
+  StepListener listener_;
+  std::unique_ptr<Lock> lock_;
+  ClientStats stats_;
+};
+
+}  // namespace locklab

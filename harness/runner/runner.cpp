@@ -1,0 +1,149 @@
+#include "runner.h"
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "checkers.h"
+#include "client.h"
+#include "cluster.h"
+#include "hiredis_connection.h"
+#include "recorder.h"
+#include "version.h"
+
+namespace locklab {
+
+using nlohmann::json;
+
+namespace {
+
+json expectation_json(const Expectation& e) {
+  json j{{"verdict", e.verdict}};
+  if (!e.kinds.empty()) j["kinds"] = e.kinds;
+  return j;
+}
+
+// Whether what was measured is what the scenario expects: the verdict must
+// match, and a "violated" expectation needs every kind it names to be found.
+bool expectation_met(const Expectation& expected, const json& check) {
+  std::string verdict = check.value("verdict", "unknown");
+  if (verdict != expected.verdict) return false;
+  for (const auto& kind : expected.kinds)
+    if (check["counts"].value(kind, int64_t(0)) == 0) return false;
+  return true;
+}
+
+void write_atomically(const std::filesystem::path& path, const std::string& text) {
+  auto tmp = path;
+  tmp += ".partial";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace
+
+json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
+                   const std::filesystem::path& out_dir) {
+  const Expectation& expected = scenario.expectation_for(algorithm);
+  json run{{"algorithm", algorithm},
+           {"expected", expectation_json(expected)},
+           {"history", algorithm + "/history.jsonl"},
+           {"seed", seed},
+           {"error", nullptr}};
+  try {
+    ClusterShape shape = shape_for(algorithm, scenario.topology);
+    Cluster cluster(shape.masters, shape.replicas, scenario.topology.persistence);
+    history::Recorder recorder;
+    ProtectedResource resource(scenario.workload.fencing);
+    StepListener no_faults = [](const std::string&, std::string_view) {};
+
+    std::vector<std::unique_ptr<Client>> clients;
+    for (int i = 0; i < scenario.clients; ++i) {
+      std::string id = "c" + std::to_string(i + 1);
+      LockContext context;
+      context.node_count = cluster.node_count();
+      context.param = [&scenario](std::string_view name) -> std::optional<int64_t> {
+        auto it = scenario.workload.params.find(std::string(name));
+        if (it == scenario.workload.params.end()) return std::nullopt;
+        return it->second;
+      };
+      context.connect = [&cluster, i](size_t node) -> std::unique_ptr<Connection> {
+        ConnectionOptions options{std::chrono::milliseconds(500), std::chrono::milliseconds(1000)};
+        return std::make_unique<HiredisConnection>(cluster.client_endpoint(size_t(i), node), options);
+      };
+      clients.push_back(std::make_unique<Client>(
+          id, seed * 1000 + uint64_t(i + 1), recorder.log_for(id),
+          [&algorithm](LockContext c) { return make_lock(algorithm, c); }, context, no_faults));
+    }
+
+    std::atomic<bool> stop{false};
+    const int64_t deadline = monotonic_ns() + scenario.duration_ms * 1'000'000;
+    std::vector<std::thread> threads;
+    for (auto& client : clients)
+      threads.emplace_back([&, c = client.get()] { c->run(scenario.workload, resource, deadline, stop); });
+    for (auto& t : threads) t.join();
+
+    std::vector<history::Event> events = recorder.merge();
+    std::filesystem::create_directories(out_dir / algorithm);
+    history::write_jsonl(events, out_dir / algorithm / "history.jsonl");
+
+    json check = checkers::check_events(events).to_json();
+    json stats = json::object();
+    int64_t ok = 0, failed = 0, unknown = 0, accepted = 0, rejected = 0, lost = 0;
+    for (auto& c : clients) {
+      const ClientStats& s = c->stats();
+      ok += s.acquires_ok, failed += s.acquires_failed, unknown += s.acquires_unknown;
+      accepted += s.writes_accepted, rejected += s.writes_rejected, lost += s.lost;
+    }
+    stats["acquires_ok"] = ok;
+    stats["acquires_failed"] = failed;
+    stats["acquires_unknown"] = unknown;
+    stats["writes_accepted"] = accepted;
+    stats["writes_rejected"] = rejected;
+    stats["lost"] = lost;
+    stats["counters"] = resource.counters();
+    stats["events"] = events.size();
+    run["stats"] = stats;
+    run["check"] = check;
+    run["verdict"] = check.value("verdict", "unknown");
+    run["expectation_met"] = expectation_met(expected, check);
+  } catch (const std::exception& e) {
+    run["verdict"] = "unknown";
+    run["expectation_met"] = false;
+    run["error"] = e.what();
+  }
+  return run;
+}
+
+json run_scenario(const Scenario& scenario, const RunOptions& options) {
+  std::vector<std::string> selected =
+      options.algorithms.empty() ? scenario.algorithms : options.algorithms;
+  uint64_t seed = options.seed.value_or(scenario.seed);
+  std::filesystem::create_directories(options.out_dir);
+  json results{{"scenario", scenario.name},
+               {"description", scenario.description},
+               {"scenario_file", scenario.file.string()},
+               {"seed", seed},
+               {"locklab_version", kVersion},
+               {"runs", json::array()}};
+  for (const auto& algorithm : selected)
+    results["runs"].push_back(run_algorithm(scenario, algorithm, seed, options.out_dir));
+  write_atomically(options.out_dir / "results.json", results.dump(2) + "\n");
+  return results;
+}
+
+int exit_status(const json& results) {
+  int status = 0;
+  for (const auto& run : results["runs"]) {
+    if (!run["error"].is_null()) return 2;
+    if (!run.value("expectation_met", false)) status = 1;
+  }
+  return status;
+}
+
+}  // namespace locklab

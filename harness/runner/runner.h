@@ -1,0 +1,39 @@
+// Runs a scenario: for each algorithm, a fresh cluster, the clients and the
+// nemesis for the scenario's duration; then the history is merged, written,
+// checked, and compared with the scenario's expectation.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario.h"
+
+namespace locklab {
+
+struct RunOptions {
+  std::vector<std::string> algorithms;  // empty = the scenario's own list
+  std::optional<uint64_t> seed;         // overrides the scenario's seed
+  std::filesystem::path out_dir;        // results.json and <algorithm>/history.jsonl go here
+};
+
+// Runs every selected algorithm of `scenario` and writes out_dir/results.json
+// (written last and atomically: a results file on disk is always complete).
+// Returns that document. An algorithm whose run hit an infrastructure error
+// gets verdict "unknown" and its error; the other algorithms still run.
+// Throws std::runtime_error only when nothing can be run or written.
+nlohmann::json run_scenario(const Scenario& scenario, const RunOptions& options);
+
+// One algorithm's run, as it appears in results.json's "runs" array.
+nlohmann::json run_algorithm(const Scenario& scenario, const std::string& algorithm,
+                             uint64_t seed, const std::filesystem::path& out_dir);
+
+// The exit status the results call for: 0 every expectation met, 1 some
+// expectation unmet (a violation where none was expected, or none where one
+// was), 2 some run could not be completed.
+int exit_status(const nlohmann::json& results);
+
+}  // namespace locklab

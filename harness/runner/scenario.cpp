@@ -1,0 +1,221 @@
+#include "scenario.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "lock.h"
+
+namespace locklab {
+namespace {
+
+using nlohmann::json;
+
+// Reads one JSON object's fields, each once, and complains about the rest.
+class Fields {
+ public:
+  Fields(const json& object, std::string path, const std::filesystem::path& file)
+      : object_(object), path_(std::move(path)), file_(file) {
+    if (!object_.is_object()) fail(path_.empty() ? "the document" : path_, "must be an object");
+  }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw ScenarioError(file_.string() + ": field '" + field + "' " + what);
+  }
+  std::string name(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  const json* get(const std::string& key) {
+    seen_.insert(key);
+    auto it = object_.find(key);
+    return it == object_.end() ? nullptr : &*it;
+  }
+
+  std::string string(const std::string& key, std::string fallback) {
+    const json* v = get(key);
+    if (!v) return fallback;
+    if (!v->is_string()) fail(name(key), "must be a string");
+    return v->get<std::string>();
+  }
+  int64_t integer(const std::string& key, int64_t fallback, int64_t min, int64_t max) {
+    const json* v = get(key);
+    if (!v) return fallback;
+    if (!v->is_number_integer() && !v->is_number_unsigned()) fail(name(key), "must be an integer");
+    int64_t n = v->get<int64_t>();
+    if (n < min || n > max)
+      fail(name(key), "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                          ", got " + std::to_string(n));
+    return n;
+  }
+  bool boolean(const std::string& key, bool fallback) {
+    const json* v = get(key);
+    if (!v) return fallback;
+    if (!v->is_boolean()) fail(name(key), "must be true or false");
+    return v->get<bool>();
+  }
+  std::vector<std::string> strings(const std::string& key, std::vector<std::string> fallback) {
+    const json* v = get(key);
+    if (!v) return fallback;
+    if (!v->is_array()) fail(name(key), "must be an array of strings");
+    std::vector<std::string> out;
+    for (const auto& item : *v) {
+      if (!item.is_string()) fail(name(key), "must be an array of strings");
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+  // Rejects fields nobody asked for: a typo must not be silently ignored.
+  void done() const {
+    for (auto it = object_.begin(); it != object_.end(); ++it)
+      if (!seen_.count(it.key())) fail(name(it.key()), "is not a known field");
+  }
+  const std::filesystem::path& file() const { return file_; }
+
+ private:
+  const json& object_;
+  std::string path_;
+  const std::filesystem::path& file_;
+  std::set<std::string> seen_;
+};
+
+constexpr int64_t kMaxMs = 3'600'000;
+
+const std::set<std::string> kKinds = {"mutual-exclusion", "lost-update", "stale-write",
+                                      "token-order",      "ownership",   "liveness",
+                                      "reentrancy"};
+
+Expectation parse_expectation(const json& value, const std::string& path,
+                              const std::filesystem::path& file) {
+  Fields f(value, path, file);
+  Expectation e;
+  e.verdict = f.string("verdict", "safe");
+  if (e.verdict != "safe" && e.verdict != "violated")
+    f.fail(f.name("verdict"), "must be \"safe\" or \"violated\", got \"" + e.verdict + "\"");
+  e.kinds = f.strings("kinds", {});
+  for (const auto& k : e.kinds)
+    if (!kKinds.count(k)) f.fail(f.name("kinds"), "has an unknown violation kind \"" + k + "\"");
+  f.string("why", "");  // free text for readers of the scenario
+  f.done();
+  return e;
+}
+
+void check_algorithm(const std::string& id, const std::string& field, const Fields& f) {
+  for (const auto& a : algorithms())
+    if (a.id == id) return;
+  std::string known;
+  for (const auto& a : algorithms()) known += (known.empty() ? "" : ", ") + a.id;
+  f.fail(field, "names unknown algorithm \"" + id + "\" (known: " + known + ")");
+}
+
+}  // namespace
+
+const Expectation& Scenario::expectation_for(const std::string& algorithm) const {
+  auto it = expectations.find(algorithm);
+  return it == expectations.end() ? default_expectation : it->second;
+}
+
+std::string line_and_column(const std::string& text, size_t offset) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < text.size() && i + 1 < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+Scenario parse_scenario(const json& document, const std::filesystem::path& file) {
+  Fields top(document, "", file);
+  Scenario s;
+  s.file = file;
+  s.name = top.string("name", file.stem().string());
+  s.description = top.string("description", "");
+  top.string("$schema", "");
+
+  if (const json* t = top.get("topology")) {
+    Fields f(*t, "topology", file);
+    s.topology.nodes = int(f.integer("nodes", 1, 1, 9));
+    s.topology.replicas = int(f.integer("replicas", 0, 0, 4));
+    s.topology.sentinels = int(f.integer("sentinels", 0, 0, 5));
+    s.topology.persistence = f.boolean("persistence", false);
+    f.done();
+    if (s.topology.sentinels != 0 && s.topology.sentinels != 3)
+      f.fail("topology.sentinels", "must be 0 or 3");
+    if (s.topology.sentinels && !s.topology.replicas)
+      f.fail("topology.sentinels", "needs at least one replica to fail over to");
+  }
+  s.clients = int(top.integer("clients", 4, 1, 64));
+  if (const json* w = top.get("workload")) {
+    Fields f(*w, "workload", file);
+    Workload& wl = s.workload;
+    wl.locks = f.strings("locks", wl.locks);
+    if (wl.locks.empty()) f.fail("workload.locks", "must name at least one lock");
+    wl.ttl_ms = f.integer("ttl_ms", wl.ttl_ms, 1, kMaxMs);
+    wl.wait_ms = f.integer("wait_ms", wl.wait_ms, 0, kMaxMs);
+    wl.work_ms = f.integer("work_ms", wl.work_ms, 0, kMaxMs);
+    wl.think_ms = f.integer("think_ms", wl.think_ms, 0, kMaxMs);
+    wl.ops_per_client = f.integer("ops_per_client", wl.ops_per_client, 1, 10'000'000);
+    wl.fencing = f.boolean("fencing", wl.fencing);
+    wl.stop_on_renewal_failure = f.boolean("stop_on_renewal_failure", wl.stop_on_renewal_failure);
+    if (const json* p = f.get("params")) {
+      Fields pf(*p, "workload.params", file);
+      for (auto it = p->begin(); it != p->end(); ++it)
+        wl.params[it.key()] = pf.integer(it.key(), 0, INT64_MIN, INT64_MAX);
+      pf.done();
+    }
+    f.done();
+  }
+  s.duration_ms = top.integer("duration_ms", s.duration_ms, 1, kMaxMs);
+  s.seed = uint64_t(top.integer("seed", 1, 0, INT64_MAX));
+
+  s.algorithms = top.strings("algorithms", {});
+  if (s.algorithms.empty()) top.fail("algorithms", "must name at least one algorithm");
+  if (s.algorithms.size() == 1 && s.algorithms[0] == "all") {
+    s.algorithms.clear();
+    for (const auto& a : algorithms()) s.algorithms.push_back(a.id);
+  }
+  for (const auto& id : s.algorithms) check_algorithm(id, "algorithms", top);
+
+  if (const json* e = top.get("expect")) {
+    Fields f(*e, "expect", file);
+    for (auto it = e->begin(); it != e->end(); ++it) {
+      f.get(it.key());
+      Expectation parsed = parse_expectation(it.value(), "expect." + it.key(), file);
+      if (it.key() == "default") {
+        s.default_expectation = parsed;
+      } else {
+        check_algorithm(it.key(), "expect." + it.key(), f);
+        s.expectations[it.key()] = parsed;
+      }
+    }
+  }
+  if (const json* faults = top.get("faults")) {
+    if (!faults->is_array()) top.fail("faults", "must be an array");
+    s.faults = *faults;
+  }
+  top.done();
+  return s;
+}
+
+Scenario load_scenario(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw ScenarioError(file.string() + ": cannot open the scenario file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  json document;
+  try {
+    document = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line 3, column 5: <reason>".
+    std::string what = e.what();
+    std::string reason = what.substr(what.rfind(": ") + 2);
+    throw ScenarioError(file.string() + ": malformed JSON at " + line_and_column(text, e.byte) +
+                        ": " + reason);
+  }
+  return parse_scenario(document, file);
+}
+
+}  // namespace locklab

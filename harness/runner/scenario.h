@@ -1,0 +1,78 @@
+// A scenario file (scenarios/*.json): what to run, against what, under which
+// faults, and what the lab expects to measure for each algorithm. The schema
+// is scenarios/schema.json; load_scenario() enforces it with messages that
+// name the file and the field.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace locklab {
+
+struct Expectation {
+  std::string verdict = "safe";     // "safe" or "violated"
+  std::vector<std::string> kinds;   // with "violated": every kind that must be found
+  // With "safe": kinds that may appear without failing the expectation
+  // (e.g. "fencing-saved" is never a violation; nothing else is allowed).
+};
+
+struct Topology {
+  int nodes = 1;          // independent masters (Redlock uses them all; others use node 0)
+  int replicas = 0;       // replicas of node 0
+  int sentinels = 0;      // redis-sentinel processes watching node 0 (0 or 3)
+  bool persistence = false;
+};
+
+struct Workload {
+  std::vector<std::string> locks = {"lock"};
+  int64_t ttl_ms = 2000;
+  int64_t wait_ms = 1000;
+  int64_t work_ms = 5;             // time inside the critical section, between read and write
+  int64_t think_ms = 2;            // pause between a release and the next acquire (max, random)
+  int64_t ops_per_client = 1000;   // acquire attempts per client (upper bound)
+  bool fencing = false;            // the protected store rejects writes with a lower token
+  bool stop_on_renewal_failure = false;  // clients give up (record `lost`) when a watchdog renewal fails
+  std::map<std::string, int64_t> params;  // algorithm parameters (e.g. "replicas")
+};
+
+struct Scenario {
+  std::filesystem::path file;
+  std::string name;
+  std::string description;
+  Topology topology;
+  int clients = 4;
+  Workload workload;
+  int64_t duration_ms = 3000;
+  uint64_t seed = 1;
+  std::vector<std::string> algorithms;                // ids to run, in order
+  Expectation default_expectation;                   // for algorithms without their own
+  std::map<std::string, Expectation> expectations;   // per algorithm id
+  nlohmann::json faults = nlohmann::json::array();   // the fault schedule, parsed by the nemesis
+
+  const Expectation& expectation_for(const std::string& algorithm) const;
+};
+
+// Thrown for a scenario file that cannot be used; what() is one line that
+// names the file and, where it applies, the field or line:column.
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads and validates a scenario file. Unknown fields, wrong types, unknown
+// algorithm ids and impossible values are errors.
+Scenario load_scenario(const std::filesystem::path& file);
+// The same from an already parsed document (`file` only names it in errors).
+Scenario parse_scenario(const nlohmann::json& document, const std::filesystem::path& file);
+
+// "line L, column C" of byte `offset` in `text` (for JSON parse errors).
+std::string line_and_column(const std::string& text, size_t offset);
+
+}  // namespace locklab

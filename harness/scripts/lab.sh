@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine:
+#   lab.sh suite [ARGS…]   set up, build, run the default scenario suite, write its report
+#   lab.sh test            set up, build, run every test
+#   lab.sh setup           install what is missing and build (idempotent)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build="$here/build"
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libhiredis-dev nlohmann-json3-dev libgtest-dev librapidcheck-dev libcli11-dev
+  libsimdjson-dev libbenchmark-dev
+  redis-server redis-sentinel redis-tools
+  clang libclang-rt-14-dev
+  python3 python3-redis
+)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  echo "lab.sh: installing ${missing[*]}" >&2
+  local run=()
+  if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+      run=(sudo)
+    else
+      echo "lab.sh: error: missing packages (${missing[*]}) and no root or passwordless sudo to install them;" \
+           "install them with: apt-get install ${missing[*]}" >&2
+      exit 2
+    fi
+  fi
+  "${run[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${run[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {
+  if [[ ! -f "$build/CMakeCache.txt" ]]; then
+    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  fi
+  cmake --build "$build" -j "$(nproc)"
+}
+
+command=${1:-}
+[[ $# -gt 0 ]] && shift
+case "$command" in
+  setup)
+    install_missing
+    build
+    ;;
+  suite)
+    install_missing
+    build
+    cd "$here"
+    exec "$build/locklab" run scenarios/smoke.json --out results/smoke "$@"
+    ;;
+  test)
+    install_missing
+    build
+    cd "$build"
+    exec ctest --output-on-failure -j "$(nproc)" "$@"
+    ;;
+  *)
+    echo "usage: lab.sh suite|test|setup [ARGS…]" >&2
+    exit 2
+    ;;
+esac

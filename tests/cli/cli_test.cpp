@@ -1,0 +1,140 @@
+// End to end: the locklab executable as a user runs it.
+#include <sys/wait.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "temp_dir.h"
+
+namespace locklab {
+namespace {
+
+using nlohmann::json;
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Outcome locklab(const std::string& args) {
+  TempDir dir("locklab-cli");
+  std::string command = std::string(LOCKLAB_PATH) + " " + args + " >" + (dir.path() / "out").string() +
+                        " 2>" + (dir.path() / "err").string() + " </dev/null";
+  int raw = std::system(command.c_str());
+  Outcome o;
+  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  o.out = slurp(dir.path() / "out");
+  o.err = slurp(dir.path() / "err");
+  return o;
+}
+
+std::string scenario_path(const std::string& name) {
+  return std::string(SOURCE_DIR) + "/scenarios/" + name;
+}
+
+// Every line of a history follows harness/history/FORMAT.md.
+void expect_valid_history(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  int64_t expected_index = 0, last_time = 0;
+  std::map<std::string, std::string> in_flight;  // process → f of its open invoke
+  const std::set<std::string> types = {"invoke", "ok", "fail", "info"};
+  while (std::getline(in, line)) {
+    SCOPED_TRACE(line);
+    json e = json::parse(line);
+    ASSERT_EQ(e["index"].get<int64_t>(), expected_index++);
+    ASSERT_GE(e["time_ns"].get<int64_t>(), last_time);
+    last_time = e["time_ns"].get<int64_t>();
+    ASSERT_TRUE(e["process"].is_string());
+    ASSERT_TRUE(types.count(e["type"].get<std::string>()));
+    ASSERT_TRUE(e["f"].is_string());
+    std::string process = e["process"], type = e["type"], f = e["f"];
+    if (process == "nemesis") continue;
+    ASSERT_TRUE(e["client_time_ns"].is_number_integer());
+    ASSERT_TRUE(e["lock"].is_string());
+    if (type == "invoke") {
+      ASSERT_FALSE(in_flight.count(process)) << "two operations in flight";
+      in_flight[process] = f;
+    } else if (f != "lost") {
+      ASSERT_EQ(in_flight[process], f) << "completion without its invoke";
+      in_flight.erase(process);
+      if (f == "acquire" && type == "ok") ASSERT_TRUE(e["owner"].is_string());
+    }
+  }
+  EXPECT_GT(expected_index, 10) << "a history with almost nothing in it";
+}
+
+TEST(Cli, SmokeScenarioRunsSafeAndWritesValidHistory) {
+  TempDir out("locklab-smoke");
+  Outcome o = locklab("run " + scenario_path("smoke.json") + " --out " + out.path().string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  json results = json::parse(slurp(out.path() / "results.json"));
+  ASSERT_EQ(results["runs"].size(), 1u);
+  const json& run = results["runs"][0];
+  EXPECT_EQ(run["algorithm"], "set-nx-px");
+  EXPECT_EQ(run["verdict"], "safe");
+  EXPECT_EQ(run["expectation_met"], true);
+  EXPECT_GT(run["stats"]["acquires_ok"].get<int64_t>(), 20);
+  EXPECT_GT(run["stats"]["acquires_failed"].get<int64_t>() + 0, -1);
+  EXPECT_EQ(run["stats"]["counters"]["smoke-lock"], run["stats"]["writes_accepted"])
+      << "every completed critical section incremented the counter exactly once";
+  expect_valid_history(out.path() / "set-nx-px" / "history.jsonl");
+
+  Outcome check = locklab("check " + (out.path() / "set-nx-px" / "history.jsonl").string());
+  EXPECT_EQ(check.status, 0) << check.err;
+  EXPECT_EQ(json::parse(check.out)["verdict"], "safe");
+}
+
+TEST(Cli, BadInputIsOneLineAndExitTwo) {
+  TempDir dir("locklab-bad");
+  std::ofstream(dir.path() / "malformed.json") << "{\"name\": \"x\",\n  \"clients\": 4,,\n}";
+  std::ofstream(dir.path() / "history.jsonl") << "{\"index\": 0}\nnot json\n";
+  struct Case {
+    std::string args, must_contain;
+  } cases[] = {
+      {"run " + (dir.path() / "missing.json").string(), "missing.json"},
+      {"run " + (dir.path() / "malformed.json").string(), "line 2"},
+      {"run " + scenario_path("smoke.json") + " --algorithm no-such-lock", "no-such-lock"},
+      {"check " + (dir.path() / "nothing.jsonl").string(), "nothing.jsonl"},
+      {"check " + (dir.path() / "history.jsonl").string(), "history.jsonl:1"},
+      {"frobnicate", ""},
+      {"", ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    Outcome o = locklab(c.args);
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_NE(o.err.find(c.must_contain), std::string::npos) << o.err;
+    if (c.args.rfind("run", 0) == 0 || c.args.rfind("check", 0) == 0) {
+      EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    }
+  }
+}
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (std::string command : {"", "run ", "check ", "list "}) {
+    Outcome o = locklab(command + "--help");
+    EXPECT_EQ(o.status, 0) << command;
+    EXPECT_NE(o.out.find("Usage"), std::string::npos) << command << o.out;
+  }
+}
+
+TEST(Cli, ListNamesEveryAlgorithm) {
+  Outcome o = locklab("list");
+  ASSERT_EQ(o.status, 0);
+  EXPECT_NE(o.out.find("set-nx-px"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace locklab
