@@ -57,7 +57,13 @@ struct LockContext {
   // connections are not shared between threads.
   std::function<std::unique_ptr<Connection>(size_t node)> connect;
   size_t node_count = 1;
+  // Where this client's traffic to node `i` goes right now (its fault proxy):
+  // for a lock that runs outside this process and connects by itself.
+  std::function<Endpoint(size_t node)> endpoint;
   Clock* clock = nullptr;
+  // The client's stop-the-world switch: connections and clock already pass
+  // it; a lock that runs outside this process (an adapter) follows it too.
+  PauseGate* gate = nullptr;
   // Called at named points inside an operation ("after-setnx", "after-send",
   // "after-validity-check"...); the harness may pause the client or crash it
   // (by throwing ClientCrashed) there, to reproduce published timelines.

@@ -69,12 +69,21 @@ void PauseGate::pass() {
 
 void PauseGate::close() {
   std::lock_guard lock(mu_);
-  ++closed_;
+  if (++closed_ == 1)
+    for (auto& listener : listeners_) listener(true);
 }
 
 void PauseGate::open() {
   std::lock_guard lock(mu_);
-  if (closed_ > 0 && --closed_ == 0) opened_.notify_all();
+  if (closed_ > 0 && --closed_ == 0) {
+    for (auto& listener : listeners_) listener(false);
+    opened_.notify_all();
+  }
+}
+
+void PauseGate::on_change(std::function<void(bool closed)> listener) {
+  std::lock_guard lock(mu_);
+  listeners_.push_back(std::move(listener));
 }
 
 bool PauseGate::is_closed() {

@@ -17,6 +17,7 @@ Client::Client(std::string id, uint64_t seed, history::ProcessLog& log,
   LockContext context = std::move(base_context);
   context.client_id = id_;
   context.clock = &clock_;
+  context.gate = &gate_;
   context.seed = seed;
   context.step = [this](std::string_view name) { step(name); };
   // Every connection of the client passes its gate: a pause stops them all.
@@ -47,6 +48,8 @@ void Client::run(const Workload& workload, ProtectedResource& resource, int64_t 
     }
   } catch (const ClientCrashed&) {
     stats_.crashed = true;
+  } catch (const std::exception& e) {
+    error_ = id_ + ": " + e.what();
   }
   // A crashed client's lock dies with it: its watchdog stops, nothing is released.
   lock_.reset();

@@ -46,16 +46,27 @@ class Client {
 
   // Runs the workload until `ops_per_client` attempts are done or the harness
   // monotonic clock reaches `deadline_ns`, or `stop` becomes true. Returns
-  // normally when the client crashed (ClientCrashed) too.
+  // normally when the client crashed (ClientCrashed) too, and when the lock
+  // failed in a way no history event can express (see error()).
   void run(const Workload& workload, ProtectedResource& resource, int64_t deadline_ns,
            const std::atomic<bool>& stop);
 
   const ClientStats& stats() const { return stats_; }
 
+  // Set when the client stopped on an error it cannot record as an outcome
+  // (e.g. an external lock adapter died or printed garbage); empty otherwise.
+  const std::string& error() const { return error_; }
+
+  // The client dies at its next step: it stops for good, releasing nothing.
+  void crash() { crash_requested_ = true; }
+
  private:
   void one_operation(const Workload& workload, ProtectedResource& resource, const std::string& lock);
   history::Event event(history::Type type, std::string f, const std::string& lock);
-  void step(std::string_view name) { listener_(id_, name); }
+  void step(std::string_view name) {
+    if (crash_requested_) throw ClientCrashed{std::string(name)};
+    listener_(id_, name);
+  }
 
   std::string id_;
   PauseGate gate_;
@@ -65,6 +76,8 @@ class Client {
   StepListener listener_;
   std::unique_ptr<Lock> lock_;
   ClientStats stats_;
+  std::atomic<bool> crash_requested_{false};
+  std::string error_;
 };
 
 }  // namespace locklab

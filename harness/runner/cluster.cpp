@@ -7,50 +7,90 @@
 namespace locklab {
 
 ClusterShape shape_for(const std::string& algorithm, const Topology& topology) {
-  ClusterShape shape{1, topology.replicas};
+  ClusterShape shape;
+  shape.replicas = topology.replicas;
+  shape.sentinels = topology.sentinels;
+  shape.persistence = topology.persistence;
   for (const auto& info : algorithms()) {
     if (info.id != algorithm) continue;
     if (info.multi_node) shape.masters = topology.nodes >= 3 ? topology.nodes : 5;
+    else shape.masters = 1;
     if (info.needs_replica && shape.replicas == 0) shape.replicas = 1;
   }
   return shape;
 }
 
-Cluster::Cluster(int masters, int replicas, bool persistence) {
-  for (int i = 0; i < masters; ++i) {
+Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : masters_(shape.masters) {
+  const int total = shape.masters + shape.replicas;
+  if (shape.server_clocks)
+    for (int i = 0; i < total; ++i) clocks_.push_back(std::make_unique<ServerClock>());
+  auto options_for = [&](int i, std::string name) {
     RedisServerOptions options;
-    options.persistence = persistence;
-    options.name = "node" + std::to_string(i);
-    masters_.push_back(std::make_unique<RedisServer>(options));
+    options.persistence = shape.persistence;
+    options.name = std::move(name);
+    if (!clocks_.empty()) options.env = clocks_[i]->env();
+    return options;
+  };
+  for (int i = 0; i < shape.masters; ++i)
+    servers_.push_back(std::make_unique<RedisServer>(options_for(i, "node" + std::to_string(i))));
+  for (int r = 0; r < shape.replicas; ++r) {
+    // The replica's port is needed for its announce address before it starts.
+    int port = free_loopback_port();
+    replication_links_.push_back(std::make_unique<FaultProxy>(servers_[0]->endpoint(), seed + 7 * r));
+    RedisServerOptions options = options_for(shape.masters + r, "node0-replica" + std::to_string(r));
+    options.port = port;
+    options.replica_of = replication_links_.back()->endpoint();
+    options.announce = Endpoint{"127.0.0.1", port};
+    servers_.push_back(std::make_unique<RedisServer>(options));
   }
-  for (int i = 0; i < replicas; ++i) {
-    RedisServerOptions options;
-    options.persistence = persistence;
-    options.name = "node0-replica" + std::to_string(i);
-    options.replica_of = masters_[0]->endpoint();
-    replicas_.push_back(std::make_unique<RedisServer>(options));
+  for (int r = 0; r < shape.replicas; ++r)
+    wait_until_replica_synced(servers_[0]->endpoint(), servers_[shape.masters + r]->endpoint(),
+                              std::chrono::seconds(10));
+  if (shape.sentinels > 0) {
+    SentinelOptions options;
+    options.sentinels = shape.sentinels;
+    sentinels_ = std::make_unique<SentinelGroup>(servers_[0]->endpoint(), options);
+    sentinels_->wait_until_replicas_known(size_t(shape.replicas), std::chrono::seconds(20));
   }
-  if (replicas > 0) wait_for_replicas(std::chrono::seconds(10));
+  for (int c = 0; c < clients; ++c) {
+    links_.emplace_back();
+    for (int s = 0; s < total; ++s)
+      links_.back().push_back(
+          std::make_unique<FaultProxy>(servers_[s]->endpoint(), seed * 131 + uint64_t(c * total + s)));
+  }
 }
 
-Endpoint Cluster::client_endpoint(size_t /*client*/, size_t node) const {
-  return masters_.at(node)->endpoint();
+// Proxies first, so no client traffic is in flight while servers stop.
+Cluster::~Cluster() {
+  links_.clear();
+  sentinels_.reset();
+  replication_links_.clear();
+  servers_.clear();
+  clocks_.clear();
 }
 
-void Cluster::wait_for_replicas(std::chrono::milliseconds limit) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  for (auto& replica : replicas_) {
-    auto redis = replica->connect();
-    for (;;) {
-      Reply info = redis->command({"INFO", "replication"});
-      if (info.str.find("master_link_status:up") != std::string::npos) break;
-      if (std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("replica on port " + std::to_string(replica->port()) +
-                                 " did not sync with its master within " +
-                                 std::to_string(limit.count()) + " ms");
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+size_t Cluster::server_index(const Endpoint& server) const {
+  for (size_t i = 0; i < servers_.size(); ++i)
+    if (servers_[i]->endpoint() == server) return i;
+  throw RedisError("Sentinel names " + server.str() + ", which is not a server of this run", false);
+}
+
+Endpoint Cluster::client_endpoint(size_t client, size_t node) {
+  size_t server = node;
+  if (node == 0) {
+    if (sentinels_) {
+      server = server_index(sentinels_->master_address());
+    } else {
+      std::lock_guard l(mu_);
+      server = node0_server_;
     }
   }
+  return links_.at(client).at(server)->endpoint();
+}
+
+void Cluster::redirect_node0(size_t server) {
+  std::lock_guard l(mu_);
+  node0_server_ = server;
 }
 
 }  // namespace locklab

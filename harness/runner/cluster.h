@@ -1,45 +1,73 @@
 // The Redis side of one algorithm run: the real servers a scenario's topology
-// asks for, started fresh for the run and stopped with it, and how each
-// client reaches each node.
+// asks for, started fresh for the run and stopped with it, and the links the
+// nemesis can break. Every client reaches every server through a fault proxy
+// of its own (client × server), and every replica replicates through one, so
+// a partition is a set of proxies turned into black holes.
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "connection.h"
+#include "fault_proxy.h"
 #include "redis_server.h"
 #include "scenario.h"
+#include "sentinel.h"
+#include "server_clock.h"
 
 namespace locklab {
 
-class Cluster {
- public:
-  // Starts `masters` independent masters (node 0 … masters-1) and `replicas`
-  // replicas of node 0. Throws std::runtime_error if a server cannot start.
-  Cluster(int masters, int replicas, bool persistence);
-
-  size_t node_count() const { return masters_.size(); }
-  RedisServer& node(size_t i) { return *masters_.at(i); }
-  std::vector<std::unique_ptr<RedisServer>>& replicas() { return replicas_; }
-
-  // Where client traffic to node `i` goes (later: the client's fault proxy).
-  Endpoint client_endpoint(size_t client, size_t node) const;
-
-  // Waits until every replica reports a finished sync with node 0.
-  void wait_for_replicas(std::chrono::milliseconds limit);
-
- private:
-  std::vector<std::unique_ptr<RedisServer>> masters_;
-  std::vector<std::unique_ptr<RedisServer>> replicas_;
-};
-
-// How many masters and replicas `algorithm` needs under `topology`: Redlock
+// How many masters and replicas an algorithm needs under a topology: Redlock
 // runs over topology.nodes masters (5 when the scenario names fewer than 3);
 // an algorithm that needs a replica gets at least one.
 struct ClusterShape {
   int masters = 1;
   int replicas = 0;
+  int sentinels = 0;
+  bool persistence = false;
+  bool server_clocks = false;  // start servers under the clock shim
 };
 ClusterShape shape_for(const std::string& algorithm, const Topology& topology);
+
+class Cluster {
+ public:
+  // Starts the servers (masters 0…m-1, then the replicas of master 0), waits
+  // for replicas to sync and sentinels to know them, and builds one proxy per
+  // client × server. Throws std::runtime_error if anything cannot start.
+  Cluster(const ClusterShape& shape, int clients, uint64_t seed);
+  ~Cluster();
+
+  // Servers are numbered masters first, then replicas.
+  size_t master_count() const { return masters_; }
+  size_t server_count() const { return servers_.size(); }
+  RedisServer& server(size_t i) { return *servers_.at(i); }
+  ServerClock* server_clock(size_t i) { return clocks_.empty() ? nullptr : clocks_.at(i).get(); }
+  // The replication link of replica r (server masters+r).
+  FaultProxy& replication_link(size_t replica) { return *replication_links_.at(replica); }
+  FaultProxy& link(size_t client, size_t server) { return *links_.at(client).at(server); }
+  SentinelGroup* sentinels() { return sentinels_.get(); }
+
+  // Where client `client` sends traffic for lock node `node` right now: its
+  // proxy to that master, or, for node 0 after a failover, to whichever
+  // server is master now (asked of Sentinel, like a real client would).
+  Endpoint client_endpoint(size_t client, size_t node);
+
+  // After a manual failover: node 0 is served by server `server` from now on.
+  void redirect_node0(size_t server);
+
+ private:
+  size_t server_index(const Endpoint& server) const;
+
+  size_t masters_ = 0;
+  std::vector<std::unique_ptr<ServerClock>> clocks_;
+  std::vector<std::unique_ptr<RedisServer>> servers_;
+  std::vector<std::unique_ptr<FaultProxy>> replication_links_;
+  std::vector<std::vector<std::unique_ptr<FaultProxy>>> links_;  // [client][server]
+  std::unique_ptr<SentinelGroup> sentinels_;
+  std::mutex mu_;
+  size_t node0_server_ = 0;
+};
 
 }  // namespace locklab

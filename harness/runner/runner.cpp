@@ -8,6 +8,7 @@
 #include "client.h"
 #include "cluster.h"
 #include "hiredis_connection.h"
+#include "nemesis.h"
 #include "recorder.h"
 #include "version.h"
 
@@ -20,16 +21,19 @@ namespace {
 json expectation_json(const Expectation& e) {
   json j{{"verdict", e.verdict}};
   if (!e.kinds.empty()) j["kinds"] = e.kinds;
+  if (!e.absent.empty()) j["absent"] = e.absent;
   return j;
 }
 
 // Whether what was measured is what the scenario expects: the verdict must
-// match, and a "violated" expectation needs every kind it names to be found.
+// match, every kind it names must be found, and no kind it rules out.
 bool expectation_met(const Expectation& expected, const json& check) {
   std::string verdict = check.value("verdict", "unknown");
   if (verdict != expected.verdict) return false;
   for (const auto& kind : expected.kinds)
     if (check["counts"].value(kind, int64_t(0)) == 0) return false;
+  for (const auto& kind : expected.absent)
+    if (check["counts"].value(kind, int64_t(0)) != 0) return false;
   return true;
 }
 
@@ -57,29 +61,42 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
            {"error", nullptr}};
   try {
     ClusterShape shape = shape_for(algorithm, scenario.topology);
-    Cluster cluster(shape.masters, shape.replicas, scenario.topology.persistence);
+    shape.server_clocks = needs_server_clocks(scenario.faults);
+    Cluster cluster(shape, scenario.clients, seed);
     history::Recorder recorder;
     ProtectedResource resource(scenario.workload.fencing);
-    StepListener no_faults = [](const std::string&, std::string_view) {};
+    // Clients exist before the nemesis (it needs their gates and clocks), so
+    // their steps reach it through this pointer once it is there.
+    std::atomic<Nemesis*> nemesis_ptr{nullptr};
+    StepListener listener = [&nemesis_ptr](const std::string& client, std::string_view step) {
+      if (Nemesis* n = nemesis_ptr.load()) n->on_step(client, step);
+    };
 
     std::vector<std::unique_ptr<Client>> clients;
     for (int i = 0; i < scenario.clients; ++i) {
       std::string id = "c" + std::to_string(i + 1);
       LockContext context;
-      context.node_count = cluster.node_count();
+      context.node_count = shape.masters;
       context.param = [&scenario](std::string_view name) -> std::optional<int64_t> {
         auto it = scenario.workload.params.find(std::string(name));
         if (it == scenario.workload.params.end()) return std::nullopt;
         return it->second;
       };
+      context.endpoint = [&cluster, i](size_t node) { return cluster.client_endpoint(size_t(i), node); };
       context.connect = [&cluster, i](size_t node) -> std::unique_ptr<Connection> {
         ConnectionOptions options{std::chrono::milliseconds(500), std::chrono::milliseconds(1000)};
         return std::make_unique<HiredisConnection>(cluster.client_endpoint(size_t(i), node), options);
       };
       clients.push_back(std::make_unique<Client>(
           id, seed * 1000 + uint64_t(i + 1), recorder.log_for(id),
-          [&algorithm](LockContext c) { return make_lock(algorithm, c); }, context, no_faults));
+          [&algorithm](LockContext c) { return make_lock(algorithm, c); }, context, listener));
     }
+    std::vector<ClientHandle> handles;
+    for (auto& c : clients)
+      handles.push_back({c->id(), &c->gate(), &c->clock(), [client = c.get()] { client->crash(); }});
+    Nemesis nemesis(scenario.faults, cluster, handles, recorder.log_for("nemesis"));
+    nemesis_ptr = &nemesis;
+    nemesis.start();
 
     std::atomic<bool> stop{false};
     const int64_t deadline = monotonic_ns() + scenario.duration_ms * 1'000'000;
@@ -87,6 +104,10 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
     for (auto& client : clients)
       threads.emplace_back([&, c = client.get()] { c->run(scenario.workload, resource, deadline, stop); });
     for (auto& t : threads) t.join();
+    nemesis.stop();
+    nemesis_ptr = nullptr;
+    for (auto& c : clients)
+      if (!c->error().empty()) throw std::runtime_error(c->error());
 
     std::vector<history::Event> events = recorder.merge();
     std::filesystem::create_directories(out_dir / algorithm);

@@ -91,8 +91,12 @@ Expectation parse_expectation(const json& value, const std::string& path,
   if (e.verdict != "safe" && e.verdict != "violated")
     f.fail(f.name("verdict"), "must be \"safe\" or \"violated\", got \"" + e.verdict + "\"");
   e.kinds = f.strings("kinds", {});
-  for (const auto& k : e.kinds)
-    if (!kKinds.count(k)) f.fail(f.name("kinds"), "has an unknown violation kind \"" + k + "\"");
+  e.absent = f.strings("absent", {});
+  for (const auto* list : {&e.kinds, &e.absent})
+    for (const auto& k : *list)
+      if (!kKinds.count(k)) f.fail(f.name(list == &e.kinds ? "kinds" : "absent"), "has an unknown violation kind \"" + k + "\"");
+  if (e.verdict == "safe" && !e.kinds.empty())
+    f.fail(f.name("kinds"), "lists kinds that must be found, but the verdict is \"safe\"");
   f.string("why", "");  // free text for readers of the scenario
   f.done();
   return e;
@@ -104,6 +108,92 @@ void check_algorithm(const std::string& id, const std::string& field, const Fiel
   std::string known;
   for (const auto& a : algorithms()) known += (known.empty() ? "" : ", ") + a.id;
   f.fail(field, "names unknown algorithm \"" + id + "\" (known: " + known + ")");
+}
+
+const std::set<std::string> kClientFaults = {"pause", "crash-client", "clock-jump", "clock-rate"};
+const std::set<std::string> kServerFaults = {"server-clock-jump", "server-clock-rate", "sigstop-node",
+                                             "debug-sleep", "crash-node"};
+const std::set<std::string> kLinkFaults = {"partition", "delay", "cut"};
+const std::set<std::string> kOtherFaults = {"cut-replication", "failover"};
+
+std::string client_name_error(const std::string& name, int clients) {
+  if (name.size() > 1 && name[0] == 'c') {
+    try {
+      size_t used = 0;
+      int n = std::stoi(name.substr(1), &used);
+      if (used == name.size() - 1 && n >= 1 && n <= clients) return "";
+    } catch (const std::exception&) {
+    }
+  }
+  return "names client \"" + name + "\", but the clients are c1…c" + std::to_string(clients);
+}
+
+Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
+                  const std::filesystem::path& file) {
+  Fields f(value, path, file);
+  Fault fault;
+  fault.kind = f.string("kind", "");
+  if (!kClientFaults.count(fault.kind) && !kServerFaults.count(fault.kind) &&
+      !kLinkFaults.count(fault.kind) && !kOtherFaults.count(fault.kind)) {
+    std::string known;
+    for (const auto* set : {&kClientFaults, &kServerFaults, &kLinkFaults, &kOtherFaults})
+      for (const auto& k : *set) known += (known.empty() ? "" : ", ") + k;
+    f.fail(f.name("kind"), "must be one of " + known + (fault.kind.empty() ? "" : ", got \"" + fault.kind + "\""));
+  }
+  if (f.get("at_ms")) fault.at_ms = f.integer("at_ms", 0, 0, kMaxMs);
+  if (const json* when = f.get("when")) {
+    Fields w(*when, f.name("when"), file);
+    StepTrigger trigger;
+    trigger.client = w.string("client", "");
+    trigger.step = w.string("step", "");
+    trigger.nth = int(w.integer("nth", 1, 1, 1'000'000));
+    w.done();
+    if (auto e = client_name_error(trigger.client, s.clients); !e.empty()) w.fail(w.name("client"), e);
+    if (trigger.step.empty()) w.fail(w.name("step"), "must name a client step (e.g. \"acquired\")");
+    fault.when = trigger;
+  }
+  if (fault.at_ms.has_value() == fault.when.has_value())
+    f.fail(path, "needs exactly one of \"at_ms\" (a time) or \"when\" (a client step)");
+  if (f.get("duration_ms")) fault.duration_ms = f.integer("duration_ms", 0, 0, kMaxMs);
+  fault.clients = f.strings("clients", {});
+  for (const auto& c : fault.clients)
+    if (auto e = client_name_error(c, s.clients); !e.empty()) f.fail(f.name("clients"), e);
+  if (const json* nodes = f.get("nodes")) {
+    if (!nodes->is_array()) f.fail(f.name("nodes"), "must be an array of server indices");
+    for (const auto& n : *nodes) {
+      if (!n.is_number_integer() || n.get<int>() < 0 || n.get<int>() > 16)
+        f.fail(f.name("nodes"), "must be an array of server indices (0 = the first master)");
+      fault.nodes.push_back(n.get<int>());
+    }
+  }
+  fault.delta_ms = f.integer("delta_ms", 0, -kMaxMs, kMaxMs);
+  if (const json* rate = f.get("rate")) {
+    if (!rate->is_number() || rate->get<double>() <= 0 || rate->get<double>() > 1000)
+      f.fail(f.name("rate"), "must be a number in (0, 1000]");
+    fault.rate = rate->get<double>();
+  }
+  fault.delay_ms = f.integer("delay_ms", 0, 0, kMaxMs);
+  fault.jitter_ms = f.integer("jitter_ms", 0, 0, kMaxMs);
+  fault.how = f.string("how", "blackhole");
+  if (fault.how != "blackhole" && fault.how != "reject")
+    f.fail(f.name("how"), "must be \"blackhole\" or \"reject\"");
+  if (f.get("restart_after_ms")) fault.restart_after_ms = f.integer("restart_after_ms", 0, 0, kMaxMs);
+  fault.mode = f.string("mode", "sentinel");
+  if (fault.mode != "sentinel" && fault.mode != "manual")
+    f.fail(f.name("mode"), "must be \"sentinel\" or \"manual\"");
+  f.string("why", "");
+  f.done();
+  bool needs_duration = fault.kind == "pause" || fault.kind == "sigstop-node" ||
+                        fault.kind == "debug-sleep" || fault.kind == "clock-rate" ||
+                        fault.kind == "server-clock-rate";
+  if (needs_duration && !fault.duration_ms) f.fail(f.name("duration_ms"), "is required for " + fault.kind);
+  if (fault.kind == "failover" && s.topology.replicas == 0)
+    f.fail(f.name("kind"), "failover needs topology.replicas >= 1");
+  if (fault.kind == "failover" && fault.mode == "sentinel" && s.topology.sentinels == 0)
+    f.fail(f.name("mode"), "sentinel failover needs topology.sentinels = 3");
+  if (fault.kind == "cut-replication" && s.topology.replicas == 0)
+    f.fail(f.name("kind"), "cut-replication needs topology.replicas >= 1");
+  return fault;
 }
 
 }  // namespace
@@ -193,7 +283,8 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
   }
   if (const json* faults = top.get("faults")) {
     if (!faults->is_array()) top.fail("faults", "must be an array");
-    s.faults = *faults;
+    for (size_t i = 0; i < faults->size(); ++i)
+      s.faults.push_back(parse_fault((*faults)[i], "faults[" + std::to_string(i) + "]", s, file));
   }
   top.done();
   return s;

@@ -14,13 +14,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fault.h"
+
 namespace locklab {
 
 struct Expectation {
   std::string verdict = "safe";     // "safe" or "violated"
   std::vector<std::string> kinds;   // with "violated": every kind that must be found
-  // With "safe": kinds that may appear without failing the expectation
-  // (e.g. "fencing-saved" is never a violation; nothing else is allowed).
+  std::vector<std::string> absent;  // kinds that must not be found (e.g. fencing: no "stale-write")
 };
 
 struct Topology {
@@ -54,7 +55,7 @@ struct Scenario {
   std::vector<std::string> algorithms;                // ids to run, in order
   Expectation default_expectation;                   // for algorithms without their own
   std::map<std::string, Expectation> expectations;   // per algorithm id
-  nlohmann::json faults = nlohmann::json::array();   // the fault schedule, parsed by the nemesis
+  std::vector<Fault> faults;                         // the nemesis's schedule
 
   const Expectation& expectation_for(const std::string& algorithm) const;
 };

@@ -68,3 +68,22 @@ TEST(Scenario, MalformedJsonReportsLineAndColumn) {
 
 }  // namespace
 }  // namespace locklab
+
+namespace locklab {
+namespace {
+
+TEST(Scenario, EveryCanonicalScenarioLoads) {
+  int loaded = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() != ".json" || entry.path().filename() == "schema.json") continue;
+    SCOPED_TRACE(entry.path().string());
+    Scenario s = load_scenario(entry.path());
+    EXPECT_EQ(s.name, entry.path().stem().string()) << "a scenario's name is its file name";
+    EXPECT_FALSE(s.description.empty());
+    ++loaded;
+  }
+  EXPECT_GE(loaded, 15);
+}
+
+}  // namespace
+}  // namespace locklab

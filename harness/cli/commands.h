@@ -1,0 +1,24 @@
+// The subcommands of `locklab`. Each add_*_command() registers its options on
+// `parent` and returns the action to run when that subcommand was given.
+// Actions return the exit status: 0 as expected, 1 a violation or an unmet
+// expectation, 2 a usage, input or infrastructure error. They may throw; the
+// caller turns an exception into one line on stderr and status 2.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace locklab {
+
+using Action = std::function<int()>;
+
+Action add_run_command(CLI::App& parent);
+Action add_check_command(CLI::App& parent);
+Action add_list_command(CLI::App& parent);
+Action add_suite_command(CLI::App& parent);
+Action add_sweep_command(CLI::App& parent);
+
+constexpr int kUsageError = 2;
+
+}  // namespace locklab

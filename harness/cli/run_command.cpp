@@ -1,0 +1,73 @@
+// `locklab run SCENARIO`: one scenario, each of its algorithms on a fresh cluster.
+#include <iostream>
+
+#include "commands.h"
+#include "lock.h"
+#include "process.h"
+#include "runner.h"
+#include "scenario.h"
+
+namespace locklab {
+namespace {
+
+void print_run_summary(const nlohmann::json& results) {
+  for (const auto& run : results["runs"]) {
+    std::string line = run["algorithm"].get<std::string>() + ": " +
+                       run.value("verdict", std::string("unknown"));
+    if (!run["error"].is_null()) {
+      line += " (error: " + run["error"].get<std::string>() + ")";
+    } else {
+      line += std::string(" — expected ") + run["expected"].value("verdict", "safe") +
+              (run.value("expectation_met", false) ? ", met" : ", NOT met");
+      const auto& counts = run["check"]["counts"];
+      for (auto it = counts.begin(); it != counts.end(); ++it)
+        if (it.value().is_number_integer() && it.value().get<int64_t>() > 0 &&
+            it.key().find('-') != std::string::npos)
+          line += " [" + it.key() + " " + std::to_string(it.value().get<int64_t>()) + "]";
+    }
+    std::cerr << line << "\n";
+  }
+}
+
+}  // namespace
+
+Action add_run_command(CLI::App& parent) {
+  struct Options {
+    std::string scenario_file;
+    std::vector<std::string> algorithms;
+    uint64_t seed = 0;
+    std::string out_dir;
+  };
+  auto options = std::make_shared<Options>();
+  auto* run = parent.add_subcommand("run", "Run a scenario against real redis-server processes");
+  run->add_option("scenario", options->scenario_file, "Scenario file (JSON)")->required();
+  run->add_option("--algorithm,-a", options->algorithms,
+                  "Run only this algorithm (repeatable; default: the scenario's list)");
+  auto* seed_option = run->add_option("--seed", options->seed, "Seed (default: the scenario's)");
+  run->add_option("--out,-o", options->out_dir,
+                  "Output directory for results.json and <algorithm>/history.jsonl "
+                  "(default: locklab-out/<scenario name>)");
+  return [options, seed_option] {
+    Scenario scenario = load_scenario(options->scenario_file);
+    for (const auto& id : options->algorithms) {
+      bool known = false;
+      for (const auto& a : algorithms()) known = known || a.id == id;
+      if (!known)
+        throw std::invalid_argument("--algorithm: unknown algorithm '" + id + "' (see `locklab list`)");
+    }
+    if (!program_available("redis-server"))
+      throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
+    RunOptions run_options;
+    run_options.algorithms = options->algorithms;
+    if (*seed_option) run_options.seed = options->seed;
+    run_options.out_dir = options->out_dir.empty()
+                              ? std::filesystem::path("locklab-out") / scenario.name
+                              : std::filesystem::path(options->out_dir);
+    auto results = run_scenario(scenario, run_options);
+    print_run_summary(results);
+    std::cerr << "results: " << (run_options.out_dir / "results.json").string() << "\n";
+    return exit_status(results);
+  };
+}
+
+}  // namespace locklab
