@@ -105,9 +105,14 @@ void RedisServer::start() {
       HiredisConnection probe(endpoint(), probe_options);
       Reply info = probe.command({"INFO", "server"});
       if (info.type == Reply::Type::String) {
-        if (info.str.find("process_id:" + std::to_string(process_->pid()) + "\r") != std::string::npos)
-          return;
-        last_error = "another process answers on port " + std::to_string(port_);
+        if (info.str.find("process_id:" + std::to_string(process_->pid()) + "\r") != std::string::npos) {
+          // Ready means done loading the AOF too: until then commands fail with LOADING.
+          Reply persistence = probe.command({"INFO", "persistence"});
+          if (persistence.str.find("loading:0") != std::string::npos) return;
+          last_error = "still loading its data";
+        } else {
+          last_error = "another process answers on port " + std::to_string(port_);
+        }
       }
     } catch (const RedisError& e) {
       last_error = e.what();
