@@ -98,6 +98,9 @@ class Lock {
 
   // Pushes the expiry of our `lease` on `name` to `ttl` from now. Done: still
   // ours and extended. Refused: no longer ours, nothing changed. Unknown: lost reply.
+  // On Done, `lease` is updated to match: its validity counts from this extend
+  // (acquired_at_ns = when the extend began), and its owner is the new value
+  // when the algorithm stores a new one (the timestamp locks).
   virtual ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) = 0;
 
   // True while a background renewal (watchdog) has failed since the last

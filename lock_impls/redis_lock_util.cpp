@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-
 namespace locklab {
 
 std::string random_owner(std::mt19937_64& rng) {
@@ -12,14 +11,19 @@ std::string random_owner(std::mt19937_64& rng) {
   return buf;
 }
 
-Reply eval_script(Connection& redis, std::string_view script, const std::vector<std::string>& keys,
-                  const std::vector<std::string>& args) {
+std::vector<std::string> eval_command(std::string_view script, const std::vector<std::string>& keys,
+                                      const std::vector<std::string>& args) {
   // Plain EVAL: the scripts are a few hundred bytes, and Redis caches the
   // compiled script by its hash, so EVALSHA would save little and add a path.
   std::vector<std::string> argv = {"EVAL", std::string(script), std::to_string(keys.size())};
   argv.insert(argv.end(), keys.begin(), keys.end());
   argv.insert(argv.end(), args.begin(), args.end());
-  return redis.command(argv);
+  return argv;
+}
+
+Reply eval_script(Connection& redis, std::string_view script, const std::vector<std::string>& keys,
+                  const std::vector<std::string>& args) {
+  return redis.command(eval_command(script, keys, args));
 }
 
 ChangeResult run_owner_script(Connection& redis, std::string_view script,
@@ -28,15 +32,20 @@ ChangeResult run_owner_script(Connection& redis, std::string_view script,
   try {
     Reply reply = eval_script(redis, script, keys, args);
     if (reply.is_error()) return {Outcome::Refused, reply.str, std::nullopt};
-    if (reply.type == Reply::Type::Integer && reply.integer == 1) return {Outcome::Done, "", std::nullopt};
+    if (reply.type == Reply::Type::Integer && reply.integer == 1)
+      return {Outcome::Done, "", std::nullopt};
     return {Outcome::Refused, "not-owner", std::nullopt};
   } catch (const RedisError& e) {
-    return {e.maybe_executed() ? Outcome::Unknown : Outcome::Refused, e.what(), std::nullopt};
+    return change_unknown_or_refused(e);
   }
 }
 
 AcquireResult unknown_or_refused(const RedisError& e) {
   return {e.maybe_executed() ? Outcome::Unknown : Outcome::Refused, std::nullopt, e.what()};
+}
+
+ChangeResult change_unknown_or_refused(const RedisError& e) {
+  return {e.maybe_executed() ? Outcome::Unknown : Outcome::Refused, e.what(), std::nullopt};
 }
 
 milliseconds retry_delay(std::mt19937_64& rng) {

@@ -10,6 +10,10 @@
 
 namespace locklab {
 
+// The EVAL command line for `script` (for sending it without waiting).
+std::vector<std::string> eval_command(std::string_view script, const std::vector<std::string>& keys,
+                                      const std::vector<std::string>& args);
+
 // Runs a Lua script with EVAL. Throws RedisError like Connection::command().
 Reply eval_script(Connection& redis, std::string_view script, const std::vector<std::string>& keys,
                   const std::vector<std::string>& args);
@@ -23,6 +27,14 @@ ChangeResult run_owner_script(Connection& redis, std::string_view script,
 // The acquire result for a command that failed with `e`: Unknown if it may
 // have run, Refused if it certainly did not.
 AcquireResult unknown_or_refused(const RedisError& e);
+
+// The same for release and extend.
+ChangeResult change_unknown_or_refused(const RedisError& e);
+
+// `d` in nanoseconds, the unit of Clock readings.
+inline int64_t nanoseconds_of(milliseconds d) {
+  return d.count() * 1'000'000;
+}
 
 // A short random pause between acquire attempts (spreads contending clients).
 milliseconds retry_delay(std::mt19937_64& rng);

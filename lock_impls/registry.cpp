@@ -2,8 +2,15 @@
 // and the factory. Adding an algorithm = one file + one row here.
 #include <stdexcept>
 
+#include "fenced.h"
 #include "lock.h"
+#include "redisson_hash.h"
+#include "redlock.h"
 #include "set_nx_px.h"
+#include "setnx_expire.h"
+#include "setnx_getset.h"
+#include "setnx_getset_lua.h"
+#include "wait_synced.h"
 
 namespace locklab {
 namespace {
@@ -14,10 +21,44 @@ struct Entry {
 };
 
 const std::vector<Entry>& entries() {
+  // Features: reentrant, fencing, multi_node, needs_replica.
   static const std::vector<Entry> table = {
-      {{"set-nx-px", "SET key owner NX PX ttl; release and extend by Lua compare-and-delete/-pexpire",
+      {{"setnx-getset",
+        "classic SETNX <deadline> / GET / GETSET recipe, deadlines by client clock; unlock = plain "
+        "DEL",
         false, false, false, false},
+       make_setnx_getset},
+      {{"setnx-getset-safe-unlock",
+        "setnx-getset, but unlock DELs only while the client's own deadline has not passed", false,
+        false, false, false},
+       make_setnx_getset_safe_unlock},
+      {{"setnx-getset-lua",
+        "setnx-getset in one Lua script with client timestamps and PEXPIRE; unlock = plain DEL",
+        false, false, false, false},
+       make_setnx_getset_lua},
+      {{"setnx-expire", "SETNX then a separate EXPIRE (not atomic); release by compare-and-delete",
+        false, false, false, false},
+       make_setnx_expire},
+      {{"set-nx-px",
+        "SET key owner NX PX ttl; release and extend by Lua compare-and-delete/-pexpire", false,
+        false, false, false},
        make_set_nx_px},
+      {{"redisson-hash",
+        "Redisson RLock: re-entrant hash lock, watchdog renewal every ttl/3, pub/sub unlock "
+        "wake-up",
+        true, false, false, false},
+       make_redisson_hash},
+      {{"redlock",
+        "Redlock over N >= 3 independent masters: majority and validity = ttl - elapsed - drift",
+        false, false, true, false},
+       make_redlock},
+      {{"fenced", "set-nx-px plus a fencing token from INCR on <name>:fence, in one script", false,
+        true, false, false},
+       make_fenced},
+      {{"wait-synced",
+        "set-nx-px followed by WAIT for replicas; released again if too few acknowledge", false,
+        false, false, true},
+       make_wait_synced},
   };
   return table;
 }

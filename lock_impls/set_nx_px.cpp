@@ -22,7 +22,7 @@ class SetNxPx final : public Lock {
 
   AcquireResult acquire(const std::string& name, milliseconds ttl, milliseconds wait) override {
     Clock& clock = *context_.clock;
-    const int64_t deadline = clock.now_ns() + milliseconds(wait).count() * 1'000'000;
+    const int64_t deadline = clock.now_ns() + nanoseconds_of(wait);
     const std::string owner = random_owner(rng_);
     for (;;) {
       const int64_t started = clock.now_ns();
@@ -33,10 +33,12 @@ class SetNxPx final : public Lock {
         return unknown_or_refused(e);
       }
       if (reply.is_ok()) {
-        return {Outcome::Done, Lease{.owner = owner, .validity = ttl, .acquired_at_ns = started}, ""};
+        return {Outcome::Done, Lease{.owner = owner, .validity = ttl, .acquired_at_ns = started},
+                ""};
       }
       if (reply.is_error()) return {Outcome::Refused, std::nullopt, reply.str};
-      if (clock.now_ns() >= deadline) return {Outcome::Refused, std::nullopt, "held by another client"};
+      if (clock.now_ns() >= deadline)
+        return {Outcome::Refused, std::nullopt, "held by another client"};
       clock.sleep_for(retry_delay(rng_));
     }
   }
@@ -46,8 +48,14 @@ class SetNxPx final : public Lock {
   }
 
   ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override {
-    return run_owner_script(*redis_, scripts::compare_and_pexpire, {name},
-                            {lease.owner, std::to_string(ttl.count())});
+    const int64_t now = context_.clock->now_ns();
+    ChangeResult result = run_owner_script(*redis_, scripts::compare_and_pexpire, {name},
+                                           {lease.owner, std::to_string(ttl.count())});
+    if (result.outcome == Outcome::Done) {
+      lease.validity = ttl;
+      lease.acquired_at_ns = now;
+    }
+    return result;
   }
 
  private:

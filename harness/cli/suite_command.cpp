@@ -27,27 +27,33 @@ Action add_suite_command(CLI::App& parent) {
   auto options = std::make_shared<Options>();
   auto* suite = parent.add_subcommand(
       "suite", "Run every scenario × algorithm of a suite; write results.json, JUnit XML, HTML");
-  suite->add_option("scenarios", options->inputs,
-                    "Scenario files, or directories (every *.json in it but schema.json, by name)")
+  suite
+      ->add_option("scenarios", options->inputs,
+                   "Scenario files, or directories (every *.json in it but schema.json, by name)")
       ->required();
-  suite->add_option("--out,-o", options->out_dir,
-                    "Output directory: results.json, index.html, one directory per scenario")
+  suite
+      ->add_option("--out,-o", options->out_dir,
+                   "Output directory: results.json, index.html, one directory per scenario")
       ->capture_default_str();
   suite->add_option("--junit", options->junit_file, "Also write JUnit XML to this file");
   suite->add_option("--jobs,-j", options->jobs, "Runs at the same time (each has its own servers)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  suite->add_option("--shard", options->shard,
-                    "Run only shard I of N (I/N): the cells whose index % N == I-1")
+  suite
+      ->add_option("--shard", options->shard,
+                   "Run only shard I of N (I/N): the cells whose index % N == I-1")
       ->capture_default_str();
-  suite->add_option("--runs", options->runs, "Runs per scenario × algorithm (seeds seed, seed+1, …)")
+  suite
+      ->add_option("--runs", options->runs, "Runs per scenario × algorithm (seeds seed, seed+1, …)")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
-  auto* seed_option = suite->add_option("--seed", options->seed, "Base seed (default: each scenario's)");
+  auto* seed_option =
+      suite->add_option("--seed", options->seed, "Base seed (default: each scenario's)");
   suite->add_option("--algorithm,-a", options->algorithms,
                     "Keep only this algorithm of each scenario's list (repeatable)");
   suite->footer(
-      "Exit status: 0 every expectation met, 1 some expectation not met, 2 a run failed or bad input.");
+      "Exit status: 0 every expectation met, 1 some expectation not met, 2 a run failed or bad "
+      "input.");
 
   return [options, seed_option] {
     suite::check_algorithm_ids(options->algorithms);
@@ -59,15 +65,17 @@ Action add_suite_command(CLI::App& parent) {
     suite_options.matrix.runs = options->runs;
     if (*seed_option) suite_options.matrix.seed = options->seed;
     if (suite::build_matrix(scenarios, suite_options.matrix).empty())
-      throw std::invalid_argument("--algorithm: no scenario of the suite lists any of these algorithms");
+      throw std::invalid_argument(
+          "--algorithm: no scenario of the suite lists any of these algorithms");
     if (!program_available("redis-server"))
       throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
 
     std::filesystem::path first(options->inputs.front());
     std::error_code error;
-    suite_options.name = options->inputs.size() == 1 && std::filesystem::is_directory(first, error)
-                             ? std::filesystem::absolute(first).lexically_normal().filename().string()
-                             : "suite";
+    suite_options.name =
+        options->inputs.size() == 1 && std::filesystem::is_directory(first, error)
+            ? std::filesystem::absolute(first).lexically_normal().filename().string()
+            : "suite";
     if (suite_options.name.empty()) suite_options.name = "suite";
     suite_options.out_dir = options->out_dir;
     if (!options->junit_file.empty()) suite_options.junit_file = options->junit_file;
@@ -77,11 +85,12 @@ Action add_suite_command(CLI::App& parent) {
 
     nlohmann::json results = suite::run_suite(scenarios, suite_options, run_algorithm);
     const auto& totals = results["totals"];
-    std::cerr << totals["cells"] << " cells (" << totals["runs"] << " runs): " << totals["cells_met"]
-              << " met, " << totals["cells_unmet"] << " NOT met, " << totals["cells_with_errors"]
-              << " with errors\n"
+    std::cerr << totals["cells"] << " cells (" << totals["runs"]
+              << " runs): " << totals["cells_met"] << " met, " << totals["cells_unmet"]
+              << " NOT met, " << totals["cells_with_errors"] << " with errors\n"
               << "results: " << (suite_options.out_dir / "results.json").string() << "\n";
-    if (suite_options.junit_file) std::cerr << "junit: " << suite_options.junit_file->string() << "\n";
+    if (suite_options.junit_file)
+      std::cerr << "junit: " << suite_options.junit_file->string() << "\n";
     if (std::filesystem::exists(suite_options.out_dir / "index.html"))
       std::cerr << "report: " << (suite_options.out_dir / "index.html").string() << "\n";
     return results["exit_status"].get<int>();

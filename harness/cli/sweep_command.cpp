@@ -3,10 +3,10 @@
 #include <iostream>
 
 #include "commands.h"
+#include "matrix.h"
 #include "process.h"
 #include "runner.h"
 #include "scenario.h"
-#include "matrix.h"
 #include "suite.h"
 #include "sweep.h"
 
@@ -28,11 +28,14 @@ Action add_sweep_command(CLI::App& parent) {
   auto* sweep = parent.add_subcommand(
       "sweep", "Binary-search a fault parameter for the smallest value that breaks each algorithm");
   sweep->add_option("scenario", options->scenario_file, "Scenario file (JSON)")->required();
-  sweep->add_option("--fault", options->fault, "Index of the fault in the scenario's faults (0 = first)")
+  sweep
+      ->add_option("--fault", options->fault,
+                   "Index of the fault in the scenario's faults (0 = first)")
       ->required();
-  sweep->add_option("--param", options->param,
-                    "The fault field to vary: duration_ms, delta_ms, rate, delay_ms, jitter_ms, "
-                    "restart_after_ms or at_ms")
+  sweep
+      ->add_option("--param", options->param,
+                   "The fault field to vary: duration_ms, delta_ms, rate, delay_ms, jitter_ms, "
+                   "restart_after_ms or at_ms")
       ->required();
   sweep->add_option("--from", options->from, "Lower end of the range")->required();
   sweep->add_option("--to", options->to, "Upper end of the range")->required();
@@ -43,13 +46,16 @@ Action add_sweep_command(CLI::App& parent) {
                     "Stop when the breaking point is known this closely (default: range / 20)");
   sweep->add_option("--kind", options->kind,
                     "Count only this violation kind as breaking (default: any violation)");
-  auto* seed_option = sweep->add_option("--seed", options->seed, "Base seed (default: the scenario's)");
+  auto* seed_option =
+      sweep->add_option("--seed", options->seed, "Base seed (default: the scenario's)");
   sweep->add_option("--algorithm,-a", options->algorithms,
                     "Search this algorithm (repeatable; default: the scenario's list)");
   sweep->add_option("--out,-o", options->out_dir,
                     "Output directory for sweep.json and every probed run's history "
                     "(default: locklab-out/sweep-<scenario name>)");
-  sweep->footer("Assumes a larger value never breaks less. Exit status: 0 searched, 2 a run failed or bad input.");
+  sweep->footer(
+      "Assumes a larger value never breaks less. Exit status: 0 searched, 2 a run failed or bad "
+      "input.");
 
   return [options, seed_option] {
     Scenario scenario = load_scenario(options->scenario_file);

@@ -54,8 +54,11 @@ Nemesis::~Nemesis() { stop(); }
 
 void Nemesis::start() {
   start_ns_ = monotonic_ns();
+  // Faults at time 0 are in force before any client takes its first step.
   for (const Fault& f : faults_)
-    if (f.at_ms) schedule(start_ns_ + *f.at_ms * 1'000'000, [this, &f] { apply(f, ""); });
+    if (f.at_ms && *f.at_ms == 0) apply(f, "");
+  for (const Fault& f : faults_)
+    if (f.at_ms && *f.at_ms > 0) schedule(start_ns_ + *f.at_ms * 1'000'000, [this, &f] { apply(f, ""); });
   timer_ = std::thread([this] { timer_loop(); });
 }
 
@@ -136,10 +139,13 @@ void Nemesis::apply(const Fault& f, const std::string& trigger_client) {
   json client_ids = json::array();
   for (size_t c : clients) client_ids.push_back(clients_[c].id);
   json targets = json::object();
-  if (f.kind == "pause" || f.kind == "crash-client" || f.kind.rfind("clock-", 0) == 0 ||
-      f.kind == "partition" || f.kind == "delay" || f.kind == "cut")
-  if (f.kind.rfind("server-", 0) == 0 || f.kind.find("node") != std::string::npos ||
-      f.kind == "debug-sleep" || f.kind == "partition" || f.kind == "delay" || f.kind == "cut")
+  const bool on_clients = f.kind == "pause" || f.kind == "crash-client" ||
+                          f.kind.rfind("clock-", 0) == 0;
+  const bool on_links = f.kind == "partition" || f.kind == "delay" || f.kind == "cut";
+  const bool on_servers = f.kind.rfind("server-", 0) == 0 || f.kind == "sigstop-node" ||
+                          f.kind == "debug-sleep" || f.kind == "crash-node";
+  if (on_clients || on_links) targets["targets"] = client_ids;
+  if (on_servers || on_links) targets["nodes"] = servers;
   if (f.kind == "failover" || f.kind == "cut-replication") targets["nodes"] = {0};
   // Recorded before it takes effect: nothing the fault causes precedes it in the history.
   record(f, "start", targets);

@@ -37,7 +37,7 @@ class Nemesis {
   // Heals and stops (same as stop()).
   ~Nemesis();
 
-  // Starts the clock for at_ms faults.
+  // Applies the faults at time 0, then starts the clock for the other timed ones.
   void start();
 
   // Called by client `client` at each step. Applies the faults this step

@@ -85,7 +85,9 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
       context.endpoint = [&cluster, i](size_t node) { return cluster.client_endpoint(size_t(i), node); };
       context.connect = [&cluster, i](size_t node) -> std::unique_ptr<Connection> {
         ConnectionOptions options{std::chrono::milliseconds(500), std::chrono::milliseconds(1000)};
-        return std::make_unique<HiredisConnection>(cluster.client_endpoint(size_t(i), node), options);
+        // Resolved again at every reconnect, so clients follow a failover.
+        return std::make_unique<HiredisConnection>(
+            [&cluster, i, node] { return cluster.client_endpoint(size_t(i), node); }, options);
       };
       clients.push_back(std::make_unique<Client>(
           id, seed * 1000 + uint64_t(i + 1), recorder.log_for(id),

@@ -1,0 +1,177 @@
+#include "adapter_lock.h"
+
+#include <mutex>
+#include <stdexcept>
+
+#include "redis_server.h"  // free_loopback_port
+
+namespace locklab {
+
+using nlohmann::json;
+
+namespace {
+
+// A response that breaks the protocol: "adapter 'COMMAND' <what>: <response>".
+[[noreturn]] void protocol_error(const AdapterProcess& adapter, const std::string& what,
+                                 const json& response) {
+  std::string shown = response.dump();
+  if (shown.size() > 200) shown = shown.substr(0, 200) + "...";
+  throw AdapterError("adapter '" + adapter.command() + "' " + what + ": " + shown);
+}
+
+std::optional<bool> optional_bool(const AdapterProcess& adapter, const json& response,
+                                  const char* field) {
+  auto it = response.find(field);
+  if (it == response.end()) return std::nullopt;
+  if (!it->is_boolean())
+    protocol_error(adapter, std::string("sent a non-boolean \"") + field + "\"", response);
+  return it->get<bool>();
+}
+
+AdapterInfo say_hello(AdapterProcess& adapter) {
+  json response = adapter.request({{"op", "hello"}});
+  if (!response["ok"].get<bool>()) protocol_error(adapter, "refused hello", response);
+  AdapterInfo info;
+  auto name = response.find("name");
+  if (name == response.end() || !name->is_string() || name->get<std::string>().empty())
+    protocol_error(adapter, "answered hello without a \"name\"", response);
+  info.name = name->get<std::string>();
+  info.reentrant = optional_bool(adapter, response, "reentrant").value_or(false);
+  info.fencing = optional_bool(adapter, response, "fencing").value_or(false);
+  return info;
+}
+
+// The "error" of an ok:false response, or a stand-in that says which kind it was.
+std::string error_of(const json& response, bool unknown) {
+  auto it = response.find("error");
+  if (it != response.end() && it->is_string() && !it->get<std::string>().empty())
+    return it->get<std::string>();
+  return unknown ? "outcome unknown (the adapter gave no reason)"
+                 : "refused (the adapter gave no reason)";
+}
+
+// Done for ok:true, Refused for ok:false, Unknown for ok:false + unknown:true.
+Outcome outcome_of(const AdapterProcess& adapter, const json& response) {
+  const bool unknown = optional_bool(adapter, response, "unknown").value_or(false);
+  if (response["ok"].get<bool>()) {
+    if (unknown) protocol_error(adapter, "answered both ok and unknown", response);
+    return Outcome::Done;
+  }
+  return unknown ? Outcome::Unknown : Outcome::Refused;
+}
+
+// How long the holder may act: validity_ms if given (null = no deadline of its
+// own, the library renews the lease), else the ttl it asked for.
+std::optional<milliseconds> validity_of(const AdapterProcess& adapter, const json& response,
+                                        milliseconds ttl) {
+  auto it = response.find("validity_ms");
+  if (it == response.end()) return ttl;
+  if (it->is_null()) return std::nullopt;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0)
+    protocol_error(adapter, "sent a \"validity_ms\" that is not a non-negative integer or null",
+                   response);
+  return milliseconds(it->get<int64_t>());
+}
+
+}  // namespace
+
+// The gate keeps its listeners for as long as it lives, possibly longer than
+// this lock: the listener reaches the adapter only through this relay, which
+// the lock empties before the adapter goes away.
+struct AdapterLock::PauseRelay {
+  std::mutex mu;
+  AdapterProcess* adapter = nullptr;
+};
+
+AdapterInfo probe_adapter(const AdapterConfig& config) {
+  AdapterProcess adapter(config, {Endpoint{"127.0.0.1", free_loopback_port()}}, "probe.stderr");
+  return say_hello(adapter);
+}
+
+AdapterLock::AdapterLock(const AdapterConfig& config, const LockContext& context)
+    : context_(context) {
+  if (!context_.endpoint)
+    throw std::invalid_argument("AdapterLock: the LockContext has no endpoint");
+  if (!context_.clock) throw std::invalid_argument("AdapterLock: the LockContext has no clock");
+  std::vector<Endpoint> redis;
+  for (size_t node = 0; node < context_.node_count; ++node)
+    redis.push_back(context_.endpoint(node));
+  const std::string log_name =
+      context_.client_id.empty() ? "adapter.stderr" : "adapter-" + context_.client_id + ".stderr";
+  adapter_ = std::make_unique<AdapterProcess>(config, redis, log_name);
+  info_ = say_hello(*adapter_);
+  if (context_.gate) {
+    relay_ = std::make_shared<PauseRelay>();
+    relay_->adapter = adapter_.get();
+    context_.gate->on_change([relay = relay_](bool closed) {
+      std::lock_guard lock(relay->mu);
+      if (!relay->adapter) return;
+      closed ? relay->adapter->pause() : relay->adapter->resume();
+    });
+  }
+}
+
+AdapterLock::~AdapterLock() {
+  if (relay_) {
+    std::lock_guard lock(relay_->mu);
+    relay_->adapter = nullptr;
+  }
+}
+
+json AdapterLock::call(const json& request) {
+  if (context_.gate) context_.gate->pass();
+  json response = adapter_->request(request);
+  if (context_.gate) context_.gate->pass();
+  return response;
+}
+
+AcquireResult AdapterLock::acquire(const std::string& name, milliseconds ttl, milliseconds wait) {
+  const int64_t started = context_.clock->now_ns();
+  json response =
+      call({{"op", "acquire"}, {"lock", name}, {"ttl_ms", ttl.count()}, {"wait_ms", wait.count()}});
+  const Outcome outcome = outcome_of(*adapter_, response);
+  if (outcome != Outcome::Done)
+    return {outcome, std::nullopt, error_of(response, outcome == Outcome::Unknown)};
+
+  Lease lease;
+  auto owner = response.find("owner");
+  if (owner == response.end() || !owner->is_string() || owner->get<std::string>().empty())
+    protocol_error(*adapter_, "answered acquire ok without an \"owner\"", response);
+  lease.owner = owner->get<std::string>();
+  auto token = response.find("token");
+  if (token != response.end() && !token->is_null()) {
+    if (!token->is_number_integer())
+      protocol_error(*adapter_, "sent a \"token\" that is not an integer", response);
+    lease.token = token->get<int64_t>();
+  }
+  if (info_.fencing && !lease.token)
+    protocol_error(*adapter_, "said hello with fencing but acquired without a \"token\"", response);
+  lease.validity = validity_of(*adapter_, response, ttl);
+  lease.acquired_at_ns = started;
+  return {Outcome::Done, lease, ""};
+}
+
+ChangeResult AdapterLock::release(const std::string& name, const Lease& lease) {
+  json response = call({{"op", "release"}, {"lock", name}, {"owner", lease.owner}});
+  const Outcome outcome = outcome_of(*adapter_, response);
+  if (outcome == Outcome::Done) return {Outcome::Done, "", std::nullopt};
+  return {outcome, error_of(response, outcome == Outcome::Unknown), std::nullopt};
+}
+
+ChangeResult AdapterLock::extend(const std::string& name, Lease& lease, milliseconds ttl) {
+  const int64_t started = context_.clock->now_ns();
+  json response =
+      call({{"op", "extend"}, {"lock", name}, {"owner", lease.owner}, {"ttl_ms", ttl.count()}});
+  const Outcome outcome = outcome_of(*adapter_, response);
+  if (outcome != Outcome::Done)
+    return {outcome, error_of(response, outcome == Outcome::Unknown), std::nullopt};
+  lease.validity = validity_of(*adapter_, response, ttl);
+  lease.acquired_at_ns = started;
+  return {Outcome::Done, "", std::nullopt};
+}
+
+std::unique_ptr<Lock> make_adapter_lock(const AdapterConfig& config, const LockContext& context) {
+  return std::make_unique<AdapterLock>(config, context);
+}
+
+}  // namespace locklab

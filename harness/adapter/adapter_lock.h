@@ -1,0 +1,63 @@
+// A lock whose algorithm lives in an adapter program (PROTOCOL.md): the lab's
+// Lock interface on one side, one adapter process per client on the other.
+// The adapter reaches Redis through the client's fault proxies, so partitions
+// and delays apply to it; a pause of the client stops the adapter too.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "adapter_process.h"
+#include "lock.h"
+
+namespace locklab {
+
+// What an adapter says about itself in answer to "hello".
+struct AdapterInfo {
+  std::string name;  // e.g. "redis-py-lock": names the algorithm in results
+  bool reentrant = false;
+  bool fencing = false;  // every successful acquire carries an integer token
+};
+
+// Starts the adapter (with a loopback endpoint where nothing listens: hello
+// must not need Redis), says hello, stops it. Throws AdapterError.
+AdapterInfo probe_adapter(const AdapterConfig& config);
+
+class AdapterLock final : public Lock {
+ public:
+  // Starts the adapter of `config` for the client of `context`, with the
+  // client's endpoints context.endpoint(0 .. node_count-1) as they are now,
+  // follows context.gate (if set) with SIGSTOP/SIGCONT, and says hello.
+  // Throws AdapterError if the adapter cannot start or answers hello wrongly.
+  AdapterLock(const AdapterConfig& config, const LockContext& context);
+  ~AdapterLock() override;
+
+  // Done / Refused / Unknown as the adapter answers (ok:true / ok:false /
+  // ok:false with unknown:true). Throws AdapterError when the adapter fails
+  // or breaks the protocol: that is no outcome of the lock.
+  AcquireResult acquire(const std::string& name, milliseconds ttl, milliseconds wait) override;
+  ChangeResult release(const std::string& name, const Lease& lease) override;
+  ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override;
+
+  const AdapterInfo& info() const { return info_; }
+  pid_t pid() const { return adapter_->pid(); }
+
+ private:
+  struct PauseRelay;
+
+  // Sends `request`, waiting at the client's gate before and after (a paused
+  // client neither sends nor acts on a reply).
+  nlohmann::json call(const nlohmann::json& request);
+
+  LockContext context_;
+  std::unique_ptr<AdapterProcess> adapter_;
+  std::shared_ptr<PauseRelay> relay_;
+  AdapterInfo info_;
+};
+
+// The factory the runner uses for `--adapter COMMAND`.
+std::unique_ptr<Lock> make_adapter_lock(const AdapterConfig& config, const LockContext& context);
+
+}  // namespace locklab

@@ -1,0 +1,135 @@
+// Checkers: read a history (../history/FORMAT.md) once, in order, and report
+// every violation of the properties below, each naming the exact events that
+// prove it. Every rule is sound: it reports only what the events prove, so an
+// outcome the history leaves unknown (an `info`) never produces a report.
+//
+// Time order means time_ns order; "before" is strict: two events with the
+// same time_ns are never assumed to be ordered. Holds are exactly FORMAT.md's
+// "Holds". Events without a `lock` field are ignored by every rule.
+//
+// mutual-exclusion: two holds of one lock by different processes overlap:
+//   the later one started (acquire ok) while the earlier was still open, and
+//   both were still open after that instant. Holds that only touch (one ends
+//   at the time_ns the other starts) do not overlap. One violation per pair
+//   of holds. Events: both acquire oks and the end of the earlier hold
+//   (release invoke, lost, crash-client), if it ended.
+//
+// lost-update: an accepted write (`write` ok) on a lock's counter read
+//   (value.read of the ok event) a value that an earlier accepted write on
+//   the same lock had already read: one of the two increments was lost. One
+//   violation per such write. Events: the most recent earlier write ok that
+//   read the value, and this write ok.
+//
+// stale-write: an accepted write by p whose hold was overtaken: another
+//   process q acquired the lock after p's latest acquire (acquire ok, before
+//   p's write was invoked) and an accepted write of q under that newer hold
+//   completed before p's write was invoked. One violation per such write.
+//   Events: p's acquire ok, q's acquire ok, q's write ok, p's write invoke and ok.
+//   A write the store rejected (`write` fail) is counted as "fencing-saved",
+//   never as a violation.
+//
+// token-order: fencing tokens must strictly increase across holders: an
+//   acquire ok with token t by q is a violation when some other process had
+//   obtained a token >= t on that lock from an acquire that completed before
+//   q's acquire was invoked. Events: that earlier acquire ok, q's acquire
+//   invoke and ok.
+//
+// ownership: a release that deleted a key it did not own. The only evidence
+//   a history carries is a `release` ok with value.deleted >= 1 (an
+//   unconditional DEL removed a key). It is reported when another process q
+//   completed an acquire of that lock before p's release was invoked, and
+//   q's acquire was invoked after p last could have written the key (the
+//   completion of p's latest acquire or extend on the lock that did not
+//   fail): q's SET replaced p's key, so the key p deleted was not p's.
+//   Events: p's last write, q's acquire invoke and ok, p's release invoke and ok.
+//
+// liveness: a lock stayed unavailable for longer than liveness_factor times
+//   its TTL (the largest value.ttl_ms of its acquire invokes) while no live
+//   process held it: every acquire attempt on it failed (`fail`) over a
+//   span longer than that, while no hold was open, no release or extend of a
+//   live process was in flight, no live process could hold it unknowingly
+//   (an `info` acquire, until that process crashes, acquires it or releases
+//   it), and no other attempt could have taken it (the span ends before the
+//   invoke of any attempt that did not fail). The span runs from the later of
+//   the first failed attempt's invoke and the event that last freed the lock
+//   (a release or extend completing, lost, crash-client; none at the start
+//   of the history) to the last failed attempt's completion. One violation
+//   per such span. Events: the freeing event, the first failed invoke and
+//   the last failure. The checker cannot tell why attempts failed: a fault
+//   that makes every attempt fail for that long shows here too.
+//
+// reentrancy: re-entrant locks report their depth (acquire ok value.reentry,
+//   release ok value.remaining). Per process and lock the checker keeps the
+//   depth the history implies: 0 at the start, +1 per acquire ok and -1 per
+//   release ok, replaced by the depth the lock reports when it reports one;
+//   unknown after an info acquire or release, a failed release, or lost,
+//   until the lock reports a depth again. Violations: a reported depth that
+//   differs from the implied one (except an acquire reporting depth 1, which
+//   a lease that expired meanwhile explains), and a release ok by a process
+//   whose implied depth is 0 (it did not hold the lock). Events: the event
+//   that set the implied depth and the one that contradicts it (with the
+//   release invoke).
+//
+// A process named by a crash-client event holds nothing from that event on;
+// what it still records afterwards (it dies at its next step) counts only
+// as facts about Redis and the store: tokens, accepted writes, deletions.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <istream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "event.h"
+#include "reader.h"
+
+namespace locklab::checkers {
+
+struct Violation {
+  std::string kind;  // "mutual-exclusion", "lost-update", "stale-write", "token-order",
+                     // "ownership", "liveness", "reentrancy"
+  std::string lock;
+  std::vector<std::string> processes;
+  std::vector<int64_t> events;    // history indices of the events that prove it, ascending
+  std::vector<int64_t> times_ns;  // time_ns of those events, same order
+  std::string explanation;        // one sentence in plain words
+};
+
+struct Options {
+  double liveness_factor = 3.0;      // liveness: unavailable for longer than this many TTLs
+  size_t max_listed_per_kind = 100;  // violations listed per kind; counts stay exact
+};
+
+struct Results {
+  std::vector<Violation> violations;      // listed (capped per kind), ordered by first event
+  std::map<std::string, int64_t> counts;  // every kind (0 when none), "fencing-saved",
+                                          // "events", "holds", "writes-accepted"
+  std::map<std::string, std::map<std::string, int64_t>> per_lock;  // lock -> the same counts
+
+  bool violated() const;
+  // {"verdict":"safe"|"violated","counts":{...},"per_lock":{lock:{kind:count}},
+  //  "violations":[{kind,lock,processes,events,times_ns,explanation}]}
+  nlohmann::json to_json() const;
+};
+
+// The names of the violation kinds, in a fixed order.
+const std::vector<std::string>& violation_kinds();
+
+// Checks events already in memory. Throws history::HistoryError ("event <i>: ...")
+// when they break the format, e.g. a completion without its invoke.
+Results check_events(const std::vector<history::Event>& events, const Options& options = {});
+
+// Checks a history file, streaming it: memory grows with the open holds and
+// the processes and locks, not with the file. Throws history::HistoryError
+// ("<file>:<line>: ...").
+Results check_file(const std::filesystem::path& history, const Options& options = {});
+
+// The same for a stream read from its current position; `name` stands for
+// the file in messages.
+Results check_stream(std::istream& in, const std::string& name, const Options& options = {});
+
+}  // namespace locklab::checkers

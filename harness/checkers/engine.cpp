@@ -1,0 +1,226 @@
+#include "engine.h"
+
+#include <algorithm>
+
+namespace locklab::checkers {
+
+using history::HistoryError;
+using history::Type;
+
+void set_events(Violation& v, std::initializer_list<Ref> refs) {
+  std::vector<Ref> sorted;
+  for (Ref ref : refs)
+    if (ref) sorted.push_back(ref);
+  std::sort(sorted.begin(), sorted.end(), [](Ref a, Ref b) { return a.index < b.index; });
+  v.events.clear();
+  v.times_ns.clear();
+  for (Ref ref : sorted) {
+    v.events.push_back(ref.index);
+    v.times_ns.push_back(ref.time_ns);
+  }
+}
+
+// --- Reporter ---------------------------------------------------------------
+
+size_t Reporter::count(const std::string& kind, LockId lock, int64_t n) {
+  add(kind, lock, n);
+  const size_t listed = listed_per_kind_[kind];
+  const size_t room = listed < options_.max_listed_per_kind ? options_.max_listed_per_kind - listed : 0;
+  return std::min(room, size_t(n));
+}
+
+size_t Reporter::list(Violation violation) {
+  ++listed_per_kind_[violation.kind];
+  listed_.push_back(std::move(violation));
+  return listed_.size() - 1;
+}
+
+void Reporter::add(const std::string& counter, LockId lock, int64_t n) {
+  totals_[counter] += n;
+  if (lock == kNoLock) return;
+  auto& per_lock = per_lock_[counter];
+  if (per_lock.size() <= size_t(lock)) per_lock.resize(size_t(lock) + 1);
+  per_lock[size_t(lock)] += n;
+}
+
+Results Reporter::results(const Names& locks) {
+  static const std::vector<std::string> kCounters = {"fencing-saved", "holds", "writes-accepted"};
+  Results results;
+  auto counted = violation_kinds();
+  counted.insert(counted.end(), kCounters.begin(), kCounters.end());
+  for (const auto& counter : counted) {
+    results.counts[counter] = totals_[counter];
+    const auto& per_lock = per_lock_[counter];
+    for (size_t lock = 0; lock < locks.size(); ++lock)
+      results.per_lock[locks[LockId(lock)]][counter] = lock < per_lock.size() ? per_lock[lock] : 0;
+  }
+  results.counts["events"] = totals_["events"];
+  results.violations = std::move(listed_);
+  std::stable_sort(results.violations.begin(), results.violations.end(),
+                   [](const Violation& a, const Violation& b) {
+                     return std::tie(a.events, a.kind) < std::tie(b.events, b.kind);
+                   });
+  return results;
+}
+
+// --- Engine -------------------------------------------------------------------
+
+namespace {
+
+Op classify(std::string_view f) {
+  if (f == "acquire") return Op::Acquire;
+  if (f == "release") return Op::Release;
+  if (f == "extend") return Op::Extend;
+  if (f == "write") return Op::Write;
+  if (f == "lost") return Op::Lost;
+  return Op::Other;
+}
+
+}  // namespace
+
+Engine::Engine(const Options& options, std::function<std::string(int64_t)> where)
+    : options_(options),
+      where_(std::move(where)),
+      reporter_(options_),
+      context_{options_, processes_, locks_, reporter_,
+               [this](LockId lock, ProcessId process) {
+                 if (size_t(lock) >= holdings_.size() ||
+                     size_t(process) >= holdings_[size_t(lock)].size())
+                   return Ref{};
+                 return holdings_[size_t(lock)][size_t(process)].latest_acquire;
+               },
+               [this](LockId lock) {
+                 return size_t(lock) < open_holds_.size() ? open_holds_[size_t(lock)] : 0;
+               }} {
+  kinds_.push_back(make_mutual_exclusion(context_));
+  kinds_.push_back(make_writes(context_));
+  kinds_.push_back(make_token_order(context_));
+  kinds_.push_back(make_ownership(context_));
+  kinds_.push_back(make_liveness(context_));
+  kinds_.push_back(make_reentrancy(context_));
+}
+
+Engine::~Engine() = default;
+
+Engine::Holding& Engine::holding(LockId lock, ProcessId process) {
+  if (holdings_.size() <= size_t(lock)) {
+    holdings_.resize(size_t(lock) + 1);
+    open_holds_.resize(size_t(lock) + 1);
+  }
+  auto& row = holdings_[size_t(lock)];
+  if (row.size() <= size_t(process)) row.resize(size_t(process) + 1);
+  return row[size_t(process)];
+}
+
+void Engine::observe(const history::EventView& e) {
+  ++events_;
+  const Ref ref{e.index, e.time_ns};
+  if (e.time_ns > time_ns_) {
+    time_ns_ = e.time_ns;
+    for (auto& kind : kinds_) kind->on_time(e.time_ns);
+  }
+  if (e.is_nemesis()) {
+    if (e.f == "crash-client")
+      for (auto target : e.targets) crash(processes_.intern(target), ref);
+    return;
+  }
+
+  const ProcessId process = processes_.intern(e.process);
+  if (process_states_.size() <= size_t(process)) process_states_.resize(size_t(process) + 1);
+  ProcessState& state = process_states_[size_t(process)];
+  const int32_t f = fs_.intern(e.f);
+  Step step{e,      ref,    process,    e.lock ? locks_.intern(*e.lock) : kNoLock,
+            classify(e.f), e.type, Ref{}, state.dead};
+
+  // Pairing: a process has at most one operation in flight; `lost` is a single event.
+  if (step.op == Op::Lost) {
+  } else if (e.type == Type::Invoke) {
+    if (state.in_flight.f >= 0) {
+      structure_error(step, "invoked " + std::string(e.f) + " while its " + fs_[state.in_flight.f] +
+                                " invoked at event " + std::to_string(state.in_flight.invoke.index) +
+                                " has not completed");
+    }
+    state.in_flight = {f, step.lock, ref};
+  } else {
+    if (state.in_flight.f < 0) {
+      structure_error(step, "completed " + std::string(e.f) + " without invoking it");
+    }
+    if (state.in_flight.f != f) {
+      structure_error(step, "completed " + std::string(e.f) + " but its open operation is " +
+                                fs_[state.in_flight.f] + " (invoked at event " +
+                                std::to_string(state.in_flight.invoke.index) + ")");
+    }
+    if (step.lock != kNoLock && step.lock != state.in_flight.lock) {
+      structure_error(step, "completed " + std::string(e.f) + " on lock \"" + locks_[step.lock] +
+                                "\" but invoked it at event " +
+                                std::to_string(state.in_flight.invoke.index) + " on another lock");
+    }
+    step.lock = state.in_flight.lock;
+    step.invoke = state.in_flight.invoke;
+    state.in_flight = {};
+  }
+
+  for (auto& kind : kinds_) kind->on_step(step);
+  if (step.lock == kNoLock) return;
+
+  // Holds (FORMAT.md): re-entrant acquires nest; a dead process holds nothing.
+  Holding& held = holding(step.lock, process);
+  if (step.op == Op::Acquire && e.type == Type::Ok) {
+    held.latest_acquire = ref;
+    if (step.dead) return;
+    if (held.depth++ == 0) {
+      held.start = ref;
+      ++open_holds_[size_t(step.lock)];
+      reporter_.add("holds", step.lock);
+      for (auto& kind : kinds_) kind->on_hold_start(Hold{step.lock, process, ref});
+    }
+  } else if (step.op == Op::Release && e.type == Type::Invoke && held.depth > 0) {
+    if (--held.depth == 0) end_hold(step.lock, process, ref, HoldEnd::Release);
+  } else if (step.op == Op::Lost && held.depth > 0) {
+    held.depth = 0;
+    end_hold(step.lock, process, ref, HoldEnd::Lost);
+  }
+}
+
+void Engine::crash(ProcessId process, Ref ref) {
+  if (process_states_.size() <= size_t(process)) process_states_.resize(size_t(process) + 1);
+  if (process_states_[size_t(process)].dead) return;
+  for (auto& kind : kinds_) kind->on_crash(process, ref);
+  // It may still complete the operation it was in: keep that for pairing.
+  process_states_[size_t(process)].dead = true;
+  for (size_t lock = 0; lock < holdings_.size(); ++lock) {
+    auto& row = holdings_[lock];
+    if (size_t(process) < row.size() && row[size_t(process)].depth > 0) {
+      row[size_t(process)].depth = 0;
+      end_hold(LockId(lock), process, ref, HoldEnd::Crash);
+    }
+  }
+}
+
+void Engine::end_hold(LockId lock, ProcessId process, Ref end, HoldEnd how) {
+  --open_holds_[size_t(lock)];
+  const Hold hold{lock, process, holdings_[size_t(lock)][size_t(process)].start};
+  for (auto& kind : kinds_) kind->on_hold_end(hold, end, how);
+}
+
+Results Engine::finish(const Kind::Replay& replay) {
+  // Time moves past the last event; then the holds still open end with the history.
+  for (auto& kind : kinds_) kind->on_time(std::numeric_limits<int64_t>::max());
+  for (size_t lock = 0; lock < holdings_.size(); ++lock) {
+    for (size_t process = 0; process < holdings_[lock].size(); ++process) {
+      if (holdings_[lock][process].depth > 0) {
+        holdings_[lock][process].depth = 0;
+        end_hold(LockId(lock), ProcessId(process), Ref{}, HoldEnd::EndOfHistory);
+      }
+    }
+  }
+  for (auto& kind : kinds_) kind->finish(replay);
+  reporter_.add("events", kNoLock, events_);
+  return reporter_.results(locks_);
+}
+
+void Engine::structure_error(const Step& step, const std::string& what) {
+  throw HistoryError(where_(step.ref.index) + ": " + processes_[step.process] + " " + what);
+}
+
+}  // namespace locklab::checkers

@@ -1,0 +1,193 @@
+// The machinery every checker shares: one pass over the events, pairing each
+// completion with its invoke, tracking holds (FORMAT.md "Holds"), and
+// handing each kind of checker what it needs. Internal to checkers/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "checkers.h"
+#include "reader.h"
+
+namespace locklab::checkers {
+
+using ProcessId = int32_t;
+using LockId = int32_t;
+constexpr LockId kNoLock = -1;
+
+// Where an event sits in the history.
+struct Ref {
+  int64_t index = -1;  // -1: no event
+  int64_t time_ns = 0;
+  explicit operator bool() const { return index >= 0; }
+};
+
+// Sets v.events and v.times_ns from `refs` in index order, skipping empty ones.
+void set_events(Violation& v, std::initializer_list<Ref> refs);
+
+// "event 17"
+inline std::string event_text(Ref ref) { return "event " + std::to_string(ref.index); }
+
+enum class Op { Acquire, Release, Extend, Write, Lost, Other };
+
+// One client event, paired and resolved to ids.
+struct Step {
+  const history::EventView& event;
+  Ref ref;
+  ProcessId process;
+  LockId lock;  // kNoLock when the event (and its invoke) names none
+  Op op;
+  history::Type type;
+  Ref invoke;  // for a completion: its invoke
+  bool dead;   // the process was named by a crash-client event before this event
+};
+
+// A hold (FORMAT.md): from an acquire ok to the event that ends it.
+struct Hold {
+  LockId lock;
+  ProcessId process;
+  Ref start;
+};
+
+enum class HoldEnd { Release, Lost, Crash, EndOfHistory };
+
+// Interned names: ids are dense, in order of first appearance.
+class Names {
+ public:
+  int32_t intern(std::string_view name) {
+    auto it = ids_.find(name);
+    if (it != ids_.end()) return it->second;
+    names_.emplace_back(name);
+    ids_.emplace(names_.back(), int32_t(names_.size() - 1));
+    return int32_t(names_.size() - 1);
+  }
+  const std::string& operator[](int32_t id) const { return names_[size_t(id)]; }
+  size_t size() const { return names_.size(); }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> ids_;
+  std::vector<std::string> names_;
+};
+
+// Counts violations and keeps the listed ones.
+class Reporter {
+ public:
+  explicit Reporter(const Options& options) : options_(options) {}
+
+  // Counts `n` violations of `kind` on `lock`; returns how many of them to
+  // list, as many as the cap per kind still allows.
+  size_t count(const std::string& kind, LockId lock, int64_t n);
+  // Counts one violation; true when it should also be listed.
+  bool count(const std::string& kind, LockId lock) { return count(kind, lock, 1) > 0; }
+  // Adds a listed violation; its index stays valid for amend().
+  size_t list(Violation violation);
+  Violation& amend(size_t listed) { return listed_[listed]; }
+  // Adds to a non-violation count ("holds", "fencing-saved", ...).
+  void add(const std::string& counter, LockId lock, int64_t n = 1);
+
+  Results results(const Names& locks);
+
+ private:
+  const Options& options_;
+  std::vector<Violation> listed_;
+  std::unordered_map<std::string, size_t> listed_per_kind_;
+  std::unordered_map<std::string, std::vector<int64_t>> per_lock_;  // counter -> count per lock id
+  std::unordered_map<std::string, int64_t> totals_;
+};
+
+// Everything a kind of checker can read.
+struct Context {
+  const Options& options;
+  const Names& processes;
+  const Names& locks;
+  Reporter& reporter;
+  // The latest acquire ok of `process` on `lock` (nested ones included), if any.
+  std::function<Ref(LockId, ProcessId)> latest_acquire;
+  // Holds of `lock` open right now.
+  std::function<int(LockId)> open_holds;
+};
+
+// One kind of checker. The engine calls, for each event in order: on_time()
+// when time_ns moves forward, then on_crash() for each live process a
+// crash-client names, or on_step() for a client event; then on_hold_start()
+// / on_hold_end() for the holds that event starts or ends. finish() at the end.
+class Kind {
+ public:
+  virtual ~Kind() = default;
+  virtual void on_time(int64_t /*time_ns*/) {}
+  virtual void on_step(const Step& /*step*/) {}
+  virtual void on_crash(ProcessId /*process*/, Ref /*crash*/) {}
+  virtual void on_hold_start(const Hold& /*hold*/) {}
+  virtual void on_hold_end(const Hold& /*hold*/, Ref /*end*/, HoldEnd /*how*/) {}
+  // `replay` visits the whole history again, for checkers whose evidence
+  // fell out of their bounded memory.
+  using Replay = std::function<void(const std::function<void(const history::EventView&)>&)>;
+  virtual void finish(const Replay& /*replay*/) {}
+};
+
+std::unique_ptr<Kind> make_mutual_exclusion(Context& context);
+std::unique_ptr<Kind> make_writes(Context& context);  // lost-update, stale-write, fencing-saved
+std::unique_ptr<Kind> make_token_order(Context& context);
+std::unique_ptr<Kind> make_ownership(Context& context);
+std::unique_ptr<Kind> make_liveness(Context& context);
+std::unique_ptr<Kind> make_reentrancy(Context& context);
+
+// Runs every kind over a history, one event at a time.
+class Engine {
+ public:
+  // `where(index)` names an event in structural error messages ("h.jsonl:18").
+  Engine(const Options& options, std::function<std::string(int64_t index)> where);
+  ~Engine();
+
+  // Throws history::HistoryError when the event breaks the operation
+  // structure (a completion without its invoke, two operations in flight).
+  void observe(const history::EventView& event);
+  Results finish(const Kind::Replay& replay);
+
+ private:
+  struct Operation {
+    int32_t f = -1;  // interned f; -1: none in flight
+    LockId lock = kNoLock;
+    Ref invoke;
+  };
+  struct ProcessState {
+    bool dead = false;
+    Operation in_flight;
+  };
+  struct Holding {
+    int depth = 0;
+    Ref start;
+    Ref latest_acquire;
+  };
+
+  Holding& holding(LockId lock, ProcessId process);
+  void crash(ProcessId process, Ref ref);
+  void end_hold(LockId lock, ProcessId process, Ref end, HoldEnd how);
+  [[noreturn]] void structure_error(const Step& step, const std::string& what);
+
+  Options options_;
+  std::function<std::string(int64_t)> where_;
+  Names processes_, locks_, fs_;
+  std::vector<ProcessState> process_states_;
+  std::vector<std::vector<Holding>> holdings_;  // [lock][process]
+  std::vector<int> open_holds_;                 // [lock]
+  Reporter reporter_;
+  Context context_;
+  std::vector<std::unique_ptr<Kind>> kinds_;
+  int64_t time_ns_ = std::numeric_limits<int64_t>::min();
+  int64_t events_ = 0;
+};
+
+}  // namespace locklab::checkers

@@ -1,0 +1,240 @@
+// liveness (rule in checkers.h). Per lock, while it is "clear" (no hold open,
+// no live process that may hold it unknowingly, no release or extend in
+// flight), failed acquire attempts
+// form a run. A failure joins the run only once every attempt still in
+// flight was invoked at or after it: an attempt in flight may yet succeed,
+// and then the lock may have been free since that attempt's invoke. The run
+// is judged when it is interrupted (a hold, an unknown outcome, an extend, a
+// crash) or when the history ends.
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+
+#include "engine.h"
+
+namespace locklab::checkers {
+namespace {
+
+const std::string kKind = "liveness";
+
+class Liveness final : public Kind {
+ public:
+  explicit Liveness(Context& context) : context_(context) {}
+
+  void on_step(const Step& step) override {
+    if (step.lock == kNoLock || step.dead) return;
+    PerLock& lock = per_lock(step.lock);
+    using history::Type;
+    if (step.op == Op::Acquire) {
+      switch (step.type) {
+        case Type::Invoke:
+          lock.in_flight.push_back({step.process, step.ref});
+          if (step.event.ttl_ms) lock.max_ttl_ms = std::max(lock.max_ttl_ms, *step.event.ttl_ms);
+          return;
+        case Type::Fail:
+          remove(lock.in_flight, step.process);
+          if (lock.clear) lock.unconfirmed.push_back(Attempt{step.process, step.invoke, step.ref});
+          confirm(lock);
+          return;
+        case Type::Ok:  // the hold it starts makes the lock busy
+          judge(step.lock, lock);
+          remove(lock.in_flight, step.process);
+          remove(lock.maybe_holders, step.process);
+          return;
+        case Type::Info:
+          judge(step.lock, lock);
+          remove(lock.in_flight, step.process);
+          lock.maybe_holders.push_back(step.process);
+          lock.clear = false;
+          return;
+      }
+    }
+    if (step.op != Op::Release && step.op != Op::Extend) return;
+    // Until a release or extend completes, its key may still be there (or be
+    // written again): a live process is at work on the lock.
+    if (step.type == Type::Invoke) {
+      judge(step.lock, lock);
+      lock.busy.push_back(step.process);
+      lock.clear = false;
+      return;
+    }
+    remove(lock.busy, step.process);
+    if (step.op == Op::Release && step.type == Type::Ok && !(step.event.remaining > 0))
+      remove(lock.maybe_holders, step.process);
+    free_if_clear(step.lock, lock, step.ref, step.op == Op::Release ? Freed::Release : Freed::Extend,
+                  step.process);
+  }
+
+  void on_crash(ProcessId process, Ref crash) override {
+    for (size_t id = 0; id < locks_.size(); ++id) {
+      PerLock& lock = locks_[id];
+      if (!contains(lock.in_flight, process) && !contains(lock.maybe_holders, process) &&
+          !contains(lock.busy, process))
+        continue;
+      // Its key may be in Redis for good: the lock is free of live holders from here.
+      judge(LockId(id), lock);
+      remove(lock.in_flight, process);
+      remove(lock.maybe_holders, process);
+      remove(lock.busy, process);
+      free_if_clear(LockId(id), lock, crash, Freed::Crash, process);
+    }
+  }
+
+  void on_hold_start(const Hold& hold) override {
+    PerLock& lock = per_lock(hold.lock);
+    judge(hold.lock, lock);
+    lock.clear = false;
+  }
+
+  void on_hold_end(const Hold& hold, Ref end, HoldEnd how) override {
+    if (how == HoldEnd::EndOfHistory) return;
+    const Freed freed = how == HoldEnd::Release ? Freed::Release
+                        : how == HoldEnd::Lost  ? Freed::Lost
+                                                : Freed::Crash;
+    free_if_clear(hold.lock, per_lock(hold.lock), end, freed, hold.process);
+  }
+
+  void finish(const Replay&) override {
+    for (size_t id = 0; id < locks_.size(); ++id) judge(LockId(id), locks_[id]);
+  }
+
+ private:
+  enum class Freed { Start, Release, Lost, Crash, Extend };
+  struct Attempt {
+    ProcessId process;
+    Ref invoke;
+    Ref failed;
+  };
+  struct InFlight {
+    ProcessId process;
+    Ref invoke;
+  };
+  struct PerLock {
+    int64_t max_ttl_ms = 0;
+    std::vector<InFlight> in_flight;       // acquires of live processes
+    std::vector<ProcessId> maybe_holders;  // live processes whose acquire ended `info`
+    std::vector<ProcessId> busy;           // live processes with a release or extend in flight
+    bool clear = true;
+    Ref freed;  // the event that made it clear; none at the start of the history
+    Freed freed_how = Freed::Start;
+    ProcessId freed_by = -1;
+    // The run: failures confirmed so far, then the ones waiting on attempts in flight.
+    int64_t attempts = 0;
+    Ref first_invoke;
+    Ref last_failure;
+    std::vector<ProcessId> failing;
+    std::deque<Attempt> unconfirmed;
+  };
+
+  PerLock& per_lock(LockId lock) {
+    if (locks_.size() <= size_t(lock)) locks_.resize(size_t(lock) + 1);
+    return locks_[size_t(lock)];
+  }
+
+  template <class T>
+  static bool contains(const std::vector<T>& items, ProcessId process) {
+    return std::any_of(items.begin(), items.end(), [&](const T& t) { return id(t) == process; });
+  }
+  template <class T>
+  static bool remove(std::vector<T>& items, ProcessId process) {
+    auto it = std::find_if(items.begin(), items.end(), [&](const T& t) { return id(t) == process; });
+    if (it == items.end()) return false;
+    items.erase(it);
+    return true;
+  }
+  static ProcessId id(ProcessId p) { return p; }
+  static ProcessId id(const InFlight& f) { return f.process; }
+
+  void free_if_clear(LockId id, PerLock& lock, Ref freed, Freed how, ProcessId by) {
+    if (context_.open_holds(id) == 0 && lock.maybe_holders.empty() && lock.busy.empty())
+      start_run(lock, freed, how, by);
+  }
+
+  static void start_run(PerLock& lock, Ref freed, Freed how, ProcessId by) {
+    lock.clear = true;
+    lock.freed = freed;
+    lock.freed_how = how;
+    lock.freed_by = by;
+    lock.attempts = 0;
+    lock.first_invoke = lock.last_failure = Ref{};
+    lock.failing.clear();
+    lock.unconfirmed.clear();
+  }
+
+  // Moves into the run the failures no attempt in flight can contradict.
+  static void confirm(PerLock& lock) {
+    int64_t earliest_in_flight = std::numeric_limits<int64_t>::max();
+    for (const auto& f : lock.in_flight) earliest_in_flight = std::min(earliest_in_flight, f.invoke.time_ns);
+    while (!lock.unconfirmed.empty() && lock.unconfirmed.front().failed.time_ns <= earliest_in_flight) {
+      const Attempt& a = lock.unconfirmed.front();
+      ++lock.attempts;
+      if (!lock.first_invoke || a.invoke.time_ns < lock.first_invoke.time_ns) lock.first_invoke = a.invoke;
+      lock.last_failure = a.failed;
+      if (!contains(lock.failing, a.process)) lock.failing.push_back(a.process);
+      lock.unconfirmed.pop_front();
+    }
+  }
+
+  // Judges the run so far and ends it.
+  void judge(LockId id, PerLock& lock) {
+    if (lock.clear && lock.attempts > 0 && lock.max_ttl_ms > 0) {
+      const bool freed_later = lock.freed && lock.freed.time_ns > lock.first_invoke.time_ns;
+      const Ref from = freed_later ? lock.freed : lock.first_invoke;
+      const int64_t span_ns = lock.last_failure.time_ns - from.time_ns;
+      const double limit_ns = context_.options.liveness_factor * double(lock.max_ttl_ms) * 1e6;
+      if (double(span_ns) > limit_ns && context_.reporter.count(kKind, id)) report(id, lock, span_ns);
+    }
+    lock.attempts = 0;
+    lock.first_invoke = lock.last_failure = Ref{};
+    lock.failing.clear();
+    lock.unconfirmed.clear();
+  }
+
+  void report(LockId id, const PerLock& lock, int64_t span_ns) {
+    Violation v;
+    v.kind = kKind;
+    v.lock = context_.locks[id];
+    if (lock.freed_by >= 0) v.processes.push_back(context_.processes[lock.freed_by]);
+    std::string failing;
+    for (ProcessId p : lock.failing) {
+      const std::string& name = context_.processes[p];
+      if (std::find(v.processes.begin(), v.processes.end(), name) == v.processes.end())
+        v.processes.push_back(name);
+      failing += (failing.empty() ? "" : ", ") + name;
+    }
+    set_events(v, {lock.freed, lock.first_invoke, lock.last_failure});
+    char numbers[128];
+    std::snprintf(numbers, sizeof numbers, "%.1f ms, more than %g x its %lld ms TTL,",
+                  double(span_ns) / 1e6, context_.options.liveness_factor,
+                  static_cast<long long>(lock.max_ttl_ms));
+    v.explanation = v.lock + " stayed unavailable for " + numbers +
+                    " while no live process held it: all " + std::to_string(lock.attempts) +
+                    " acquire attempts by " + failing + " failed from " +
+                    event_text(lock.first_invoke) + " to " + event_text(lock.last_failure) + ", " +
+                    freed_text(lock);
+    context_.reporter.list(std::move(v));
+  }
+
+  std::string freed_text(const PerLock& lock) const {
+    const std::string by = lock.freed_by >= 0 ? context_.processes[lock.freed_by] : "";
+    switch (lock.freed_how) {
+      case Freed::Start: return "and nobody held it since the start of the history";
+      case Freed::Release: return "after " + by + " released it at " + event_text(lock.freed);
+      case Freed::Lost: return "after " + by + " reported it lost at " + event_text(lock.freed);
+      case Freed::Crash: return "after " + by + " crashed at " + event_text(lock.freed);
+      case Freed::Extend: return "after " + by + "'s extend ended at " + event_text(lock.freed);
+    }
+    return "";
+  }
+
+  Context& context_;
+  std::vector<PerLock> locks_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kind> make_liveness(Context& context) {
+  return std::make_unique<Liveness>(context);
+}
+
+}  // namespace locklab::checkers

@@ -1,0 +1,200 @@
+#include "junit.h"
+
+#include <cstdint>
+#include <cstdio>
+
+#include "summary.h"
+
+namespace locklab::suite {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// The length of the UTF-8 sequence at text[i] if it encodes a character XML
+// 1.0 allows, else 0.
+size_t xml_char_length(std::string_view text, size_t i) {
+  const unsigned char first = static_cast<unsigned char>(text[i]);
+  if (first < 0x80) return first >= 0x20 || first == '\t' || first == '\n' || first == '\r';
+  size_t length = 0;
+  uint32_t code = 0;
+  if ((first & 0xE0) == 0xC0) {
+    length = 2, code = first & 0x1F;
+  } else if ((first & 0xF0) == 0xE0) {
+    length = 3, code = first & 0x0F;
+  } else if ((first & 0xF8) == 0xF0) {
+    length = 4, code = first & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    const unsigned char next = static_cast<unsigned char>(text[i + k]);
+    if ((next & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (next & 0x3F);
+  }
+  static const uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};  // shorter would be overlong
+  if (code < kSmallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF) ||
+      code == 0xFFFE || code == 0xFFFF)
+    return 0;
+  return length;
+}
+
+std::string escaped(std::string_view text, bool attribute) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = xml_char_length(text, i);
+    if (length == 0) {
+      out += kReplacement;
+      ++i;
+      continue;
+    }
+    const char c = text[i];
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else if (c == '\'')
+      out += "&apos;";
+    else if (c == '\r')
+      out += "&#13;";
+    else if (attribute && c == '\n')
+      out += "&#10;";
+    else if (attribute && c == '\t')
+      out += "&#9;";
+    else
+      out.append(text.substr(i, length));
+    i += length;
+  }
+  return out;
+}
+
+std::string seconds_text(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3f", seconds < 0 ? 0.0 : seconds);
+  return buffer;
+}
+
+// "run 2 (seed 9)": how a person finds the run again.
+std::string run_label(const json& run, size_t position) {
+  std::string label = "run " + std::to_string(run.value("run", int64_t(position + 1)));
+  if (run.contains("seed")) label += " (seed " + run["seed"].dump() + ")";
+  return label;
+}
+
+std::string counted(int part, size_t whole) {
+  return whole > 1 ? std::to_string(part) + " of " + std::to_string(whole) + " runs: " : "";
+}
+
+void write_problem(std::string& out, const char* element, const JunitProblem& problem) {
+  out += "      <" + std::string(element) + " message=\"" + xml_attribute(problem.message) +
+         "\" type=\"" + xml_attribute(problem.type) + "\">" + xml_text(problem.text) + "</" +
+         element + ">\n";
+}
+
+}  // namespace
+
+std::string xml_text(std::string_view text) {
+  return escaped(text, false);
+}
+std::string xml_attribute(std::string_view text) {
+  return escaped(text, true);
+}
+
+JunitCase junit_case(const json& cell, const std::vector<json>& runs) {
+  JunitCase test;
+  test.classname = cell.value("scenario", "");
+  test.name = cell.value("algorithm", "");
+  test.seconds = cell.value("seconds", 0.0);
+
+  JunitProblem error{"infrastructure", "", ""}, failure{"unmet-expectation", "", ""};
+  int errors = 0, misses = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const json& run = runs[i];
+    const std::string reason = unmet_reason(run);
+    if (reason.empty()) continue;
+    const bool failed = run.contains("error") && !run["error"].is_null();
+    JunitProblem& problem = failed ? error : failure;
+    if (problem.message.empty()) problem.message = reason;
+    problem.text += run_label(run, i) + ": " + reason + "\n";
+    if (!failed && run.contains("check")) {
+      const json& listed = run["check"].value("violations", json::array());
+      for (size_t v = 0; v < listed.size() && v < 10; ++v)
+        problem.text +=
+            "  " + listed[v].value("kind", "") + ": " + listed[v].value("explanation", "") + "\n";
+      if (listed.size() > 10) problem.text += "  … and more in the run's results.json\n";
+    }
+    if (cell.contains("scenario_file") && run.contains("seed"))
+      problem.text += "  repeat: locklab run " + cell["scenario_file"].get<std::string>() +
+                      " --algorithm " + test.name + " --seed " + run["seed"].dump() + "\n";
+    ++(failed ? errors : misses);
+  }
+  if (errors > 0) {
+    error.message = counted(errors, runs.size()) + error.message;
+    test.error = error;
+  } else if (misses > 0) {
+    failure.message = counted(misses, runs.size()) + failure.message;
+    test.failure = failure;
+  }
+
+  std::string verdicts;
+  for (const auto& v : cell.value("verdicts", json::array()))
+    verdicts += (verdicts.empty() ? "" : ", ") + v.get<std::string>();
+  test.system_out = "expected: " + cell.value("expected", json::object()).dump() +
+                    "\nmeasured: " + verdicts + " (detections " +
+                    std::to_string(cell.value("detections", 0)) + " of " +
+                    std::to_string(cell.value("runs", 0)) +
+                    " runs)\nseeds: " + cell.value("seeds", json::array()).dump() + "\n";
+  return test;
+}
+
+std::string junit_xml(const std::string& name, const std::vector<JunitSuite>& suites) {
+  std::string body;
+  size_t tests = 0, failures = 0, errors = 0;
+  double seconds = 0;
+  for (const auto& suite : suites) {
+    size_t suite_failures = 0, suite_errors = 0;
+    double suite_seconds = 0;
+    for (const auto& test : suite.cases) {
+      suite_failures += test.failure.has_value();
+      suite_errors += test.error.has_value();
+      suite_seconds += test.seconds;
+    }
+    body += "  <testsuite name=\"" + xml_attribute(suite.name) + "\" tests=\"" +
+            std::to_string(suite.cases.size()) + "\" failures=\"" + std::to_string(suite_failures) +
+            "\" errors=\"" + std::to_string(suite_errors) + "\" skipped=\"0\" time=\"" +
+            seconds_text(suite_seconds) + "\">\n";
+    if (!suite.properties.empty()) {
+      body += "    <properties>\n";
+      for (const auto& [key, value] : suite.properties)
+        body += "      <property name=\"" + xml_attribute(key) + "\" value=\"" +
+                xml_attribute(value) + "\"/>\n";
+      body += "    </properties>\n";
+    }
+    for (const auto& test : suite.cases) {
+      body += "    <testcase classname=\"" + xml_attribute(test.classname) + "\" name=\"" +
+              xml_attribute(test.name) + "\" time=\"" + seconds_text(test.seconds) + "\">\n";
+      if (test.error) write_problem(body, "error", *test.error);
+      if (test.failure) write_problem(body, "failure", *test.failure);
+      if (!test.system_out.empty())
+        body += "      <system-out>" + xml_text(test.system_out) + "</system-out>\n";
+      body += "    </testcase>\n";
+    }
+    body += "  </testsuite>\n";
+    tests += suite.cases.size(), failures += suite_failures, errors += suite_errors;
+    seconds += suite_seconds;
+  }
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"" + xml_attribute(name) +
+         "\" tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
+         "\" errors=\"" + std::to_string(errors) + "\" time=\"" + seconds_text(seconds) + "\">\n" +
+         body + "</testsuites>\n";
+}
+
+}  // namespace locklab::suite

@@ -1,0 +1,249 @@
+#include "suite.h"
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "atomic_file.h"
+#include "junit.h"
+#include "progress.h"
+#include "report.h"
+#include "summary.h"
+#include "version.h"
+
+namespace locklab::suite {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json expectation_json(const Expectation& e) {
+  json j{{"verdict", e.verdict}};
+  if (!e.kinds.empty()) j["kinds"] = e.kinds;
+  if (!e.absent.empty()) j["absent"] = e.absent;
+  return j;
+}
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
+}
+
+std::string run_dir_name(int run) {
+  return "run-" + std::to_string(run);
+}
+
+// The results.json of one scenario directory, in `locklab run`'s shape.
+json scenario_results(const Scenario& scenario, uint64_t seed, int runs_per_algorithm,
+                      std::vector<json> runs) {
+  return {{"scenario", scenario.name},
+          {"description", scenario.description},
+          {"scenario_file", scenario.file.string()},
+          {"seed", seed},
+          {"runs_per_algorithm", runs_per_algorithm},
+          {"locklab_version", kVersion},
+          {"runs", std::move(runs)}};
+}
+
+// Runs the cells and keeps their documents in cell order.
+class Execution {
+ public:
+  Execution(const std::vector<Scenario>& scenarios, const SuiteOptions& options,
+            const CellRunner& run_cell, std::vector<Cell> cells)
+      : scenarios_(scenarios),
+        options_(options),
+        run_cell_(run_cell),
+        cells_(std::move(cells)),
+        runs_(cells_.size()),
+        left_(scenarios.size(), 0),
+        progress_(*options.progress, options.live_progress, cells_.size()) {
+    for (const auto& cell : cells_) ++left_[cell.scenario];
+  }
+
+  // Returns each cell's run document, in cell order.
+  std::vector<json> run() {
+    const size_t workers = std::min<size_t>(size_t(std::max(options_.jobs, 1)), cells_.size());
+    if (workers <= 1) {
+      work();
+    } else {
+      std::vector<std::thread> threads;
+      for (size_t i = 0; i < workers; ++i) threads.emplace_back([this] { work(); });
+      for (auto& t : threads) t.join();
+    }
+    progress_.close();
+    if (write_error_) std::rethrow_exception(write_error_);
+    return std::move(runs_);
+  }
+
+ private:
+  std::string label(const Cell& cell) const {
+    std::string text = scenarios_[cell.scenario].name + " × " + cell.algorithm;
+    if (options_.matrix.runs > 1)
+      text += " run " + std::to_string(cell.run) + "/" + std::to_string(options_.matrix.runs);
+    return text;
+  }
+
+  void work() {
+    const int runs_per_cell = options_.matrix.runs;
+    for (size_t i; (i = next_++) < cells_.size();) {
+      const Cell& cell = cells_[i];
+      const Scenario& scenario = scenarios_[cell.scenario];
+      const fs::path scenario_dir = options_.out_dir / scenario.name;
+      const fs::path run_dir =
+          runs_per_cell > 1 ? scenario_dir / run_dir_name(cell.run) : scenario_dir;
+      progress_.started(label(cell));
+      const auto start = std::chrono::steady_clock::now();
+      json run;
+      try {
+        run = run_cell_(scenario, cell.algorithm, cell.seed, run_dir);
+      } catch (const std::exception& e) {
+        run = {{"algorithm", cell.algorithm},
+               {"expected", expectation_json(scenario.expectation_for(cell.algorithm))},
+               {"seed", cell.seed},
+               {"verdict", "unknown"},
+               {"expectation_met", false},
+               {"error", e.what()}};
+      }
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      run["seconds"] = seconds;
+      if (runs_per_cell > 1) {
+        run["run"] = cell.run;
+        const std::string history = run.value("history", cell.algorithm + "/history.jsonl");
+        run["history"] = run_dir_name(cell.run) + "/" + history;
+      }
+      progress_.finished(label(cell), run, seconds);
+
+      std::lock_guard lock(mu_);
+      runs_[i] = std::move(run);
+      if (--left_[cell.scenario] == 0) write_scenario(cell.scenario);
+    }
+  }
+
+  // mu_ held; every cell of scenario `s` has its document.
+  void write_scenario(size_t s) {
+    std::vector<json> runs;
+    for (size_t i = 0; i < cells_.size(); ++i)
+      if (cells_[i].scenario == s) runs.push_back(runs_[i]);
+    const Scenario& scenario = scenarios_[s];
+    json results = scenario_results(scenario, options_.matrix.seed.value_or(scenario.seed),
+                                    options_.matrix.runs, std::move(runs));
+    try {
+      write_file_atomically(options_.out_dir / scenario.name / "results.json",
+                            results.dump(2) + "\n");
+    } catch (const std::exception&) {
+      if (!write_error_) write_error_ = std::current_exception();
+    }
+  }
+
+  const std::vector<Scenario>& scenarios_;
+  const SuiteOptions& options_;
+  const CellRunner& run_cell_;
+  const std::vector<Cell> cells_;
+  std::atomic<size_t> next_{0};
+  std::mutex mu_;
+  std::vector<json> runs_;
+  std::vector<size_t> left_;  // cells not yet finished, per scenario
+  std::exception_ptr write_error_;
+  Progress progress_;
+};
+
+}  // namespace
+
+json current_invocation() {
+  json command_line = json::array();
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  for (std::string arg; std::getline(in, arg, '\0');) command_line.push_back(arg);
+  std::error_code error;
+  return {{"command_line", command_line}, {"working_directory", fs::current_path(error).string()}};
+}
+
+json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& options,
+               const CellRunner& run_cell) {
+  const std::vector<Cell> cells =
+      select_shard(build_matrix(scenarios, options.matrix), options.shard);
+  const std::string started_at = utc_now();
+  const auto start = std::chrono::steady_clock::now();
+  fs::create_directories(options.out_dir);
+  std::vector<json> runs = Execution(scenarios, options, run_cell, cells).run();
+
+  // Group the runs by scenario × algorithm, in cell order.
+  std::vector<std::pair<size_t, std::string>> keys;
+  std::map<std::pair<size_t, std::string>, std::vector<json>> grouped;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    auto key = std::make_pair(cells[i].scenario, cells[i].algorithm);
+    if (!grouped.count(key)) keys.push_back(key);
+    grouped[key].push_back(runs[i]);
+  }
+  json cell_entries = json::array(), scenario_entries = json::array();
+  std::vector<JunitSuite> junit;
+  for (const auto& key : keys) {
+    const Scenario& scenario = scenarios[key.first];
+    if (junit.empty() || junit.back().name != scenario.name) {
+      const uint64_t seed = options.matrix.seed.value_or(scenario.seed);
+      scenario_entries.push_back({{"scenario", scenario.name},
+                                  {"dir", scenario.name},
+                                  {"file", scenario.file.string()},
+                                  {"seed", seed},
+                                  {"algorithms", json::array()}});
+      junit.push_back({scenario.name,
+                       {{"scenario_file", scenario.file.string()},
+                        {"seed", std::to_string(seed)},
+                        {"runs_per_algorithm", std::to_string(options.matrix.runs)},
+                        {"results", (options.out_dir / scenario.name / "results.json").string()}},
+                       {}});
+    }
+    scenario_entries.back()["algorithms"].push_back(key.second);
+    json cell = summarize_cell(scenario.name, grouped[key]);
+    cell["scenario_file"] = scenario.file.string();
+    cell["results"] = scenario.name + "/results.json";
+    junit.back().cases.push_back(junit_case(cell, grouped[key]));
+    cell_entries.push_back(std::move(cell));
+  }
+
+  json totals = suite_totals(cell_entries);
+  const int status = suite_exit_status(totals);
+  json document{
+      {"suite", options.name},
+      {"locklab_version", kVersion},
+      {"invocation", options.invocation},
+      {"started_at", started_at},
+      {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
+      {"options",
+       {{"runs", options.matrix.runs},
+        {"seed", options.matrix.seed ? json(*options.matrix.seed) : json()},
+        {"shard", std::to_string(options.shard.index) + "/" + std::to_string(options.shard.count)},
+        {"jobs", options.jobs},
+        {"algorithms", options.matrix.algorithms}}},
+      {"seeds",
+       "run k (1-based) of a scenario × algorithm uses seed + k - 1, where seed is --seed or "
+       "else the scenario's own (each scenario's is listed under scenarios); each run records "
+       "its seed"},
+      {"scenarios", scenario_entries},
+      {"cells", cell_entries},
+      {"totals", totals},
+      {"exit_status", status}};
+  write_file_atomically(options.out_dir / "results.json", document.dump(2) + "\n");
+  if (options.junit_file)
+    write_file_atomically(*options.junit_file, junit_xml("locklab " + options.name, junit));
+  if (options.html_report) {
+    try {
+      reports::write_suite_report(options.out_dir);
+    } catch (const std::exception& e) {
+      *options.progress << "locklab: warning: HTML report not written: " << e.what() << "\n";
+    }
+  }
+  return document;
+}
+
+}  // namespace locklab::suite

@@ -1,0 +1,66 @@
+// `locklab suite`: a matrix of scenario × algorithm × run, run in parallel,
+// written as one run directory per scenario plus a suite-level results.json,
+// an optional JUnit XML file and the HTML reports.
+//
+// Output layout (OUT = SuiteOptions::out_dir):
+//   OUT/results.json                     the suite (see run_suite)
+//   OUT/index.html                       the HTML matrix, linking each scenario's report
+//   OUT/<scenario>/results.json          as `locklab run` writes it: one entry per run
+//   OUT/<scenario>/<algorithm>/history.jsonl          with one run per cell (--runs 1)
+//   OUT/<scenario>/run-<k>/<algorithm>/history.jsonl  with --runs K > 1, k = 1..K
+// Every JSON and XML file is written atomically (temporary file + rename).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matrix.h"
+#include "scenario.h"
+
+namespace locklab::suite {
+
+// Runs one cell with run_algorithm()'s contract: returns the run's document
+// and writes out_dir/<algorithm>/history.jsonl. Tests may pass a fake.
+using CellRunner =
+    std::function<nlohmann::json(const Scenario& scenario, const std::string& algorithm,
+                                 uint64_t seed, const std::filesystem::path& out_dir)>;
+
+struct SuiteOptions {
+  std::string name = "suite";  // the suite's name in results.json, JUnit and the HTML index
+  std::filesystem::path out_dir;
+  std::optional<std::filesystem::path> junit_file;
+  int jobs = 1;  // cells run at the same time (each starts its own servers)
+  Shard shard;
+  MatrixOptions matrix;
+  bool html_report = true;
+  // How the suite was started (command line, working directory), recorded
+  // as given in results.json so that the suite can be repeated.
+  nlohmann::json invocation = nlohmann::json::object();
+  std::ostream* progress = &std::cerr;
+  bool live_progress = false;  // a redrawn status line instead of one line per run
+};
+
+// How this process was started, for SuiteOptions::invocation:
+// {command_line: [argv...], working_directory}.
+nlohmann::json current_invocation();
+
+// Runs the cells of `options.shard` and writes the output layout above. Each
+// scenario's results.json is written as soon as its last cell ends. The
+// returned document, also written to OUT/results.json, holds: suite,
+// locklab_version, invocation, started_at, seconds, options {runs, seed,
+// shard, jobs, algorithms}, seeds (how run seeds are derived), scenarios
+// [{scenario, dir, file, seed, algorithms}] (those with cells in this shard),
+// cells [summarize_cell entries, each with scenario_file and results: its
+// results.json],
+// totals (suite_totals) and exit_status (suite_exit_status).
+// A cell whose runner throws counts as a run with an error; only output
+// that cannot be written throws (std::runtime_error naming the file).
+nlohmann::json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& options,
+                         const CellRunner& run_cell);
+
+}  // namespace locklab::suite

@@ -1,0 +1,334 @@
+#include "sweep.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <stdexcept>
+
+#include "atomic_file.h"
+#include "matrix.h"
+#include "summary.h"
+#include "version.h"
+
+namespace locklab::suite {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The violation kinds the checkers report (harness/checkers).
+const std::set<std::string> kKinds = {"mutual-exclusion", "lost-update", "stale-write",
+                                      "token-order",      "ownership",   "liveness",
+                                      "reentrancy"};
+
+// The fault kinds whose effect is undone after duration_ms.
+const std::set<std::string> kTimedKinds = {"pause",
+                                           "clock-jump",
+                                           "clock-rate",
+                                           "server-clock-jump",
+                                           "server-clock-rate",
+                                           "sigstop-node",
+                                           "debug-sleep",
+                                           "partition",
+                                           "delay",
+                                           "cut-replication"};
+
+bool is_integer(const std::string& param) {
+  return param != "rate";
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// The kinds of fault a parameter belongs to, for error messages.
+std::string kinds_for(const std::string& param) {
+  if (param == "delta_ms") return "clock-jump and server-clock-jump";
+  if (param == "rate") return "clock-rate and server-clock-rate";
+  if (param == "delay_ms" || param == "jitter_ms") return "delay";
+  if (param == "restart_after_ms") return "crash-node";
+  if (param == "at_ms") return "faults triggered at a time (\"at_ms\", not \"when\")";
+  std::vector<std::string> kinds(kTimedKinds.begin(), kTimedKinds.end());
+  return joined(kinds);
+}
+
+}  // namespace
+
+const std::vector<std::string>& sweep_params() {
+  static const std::vector<std::string> params = {
+      "at_ms", "duration_ms", "delta_ms", "rate", "delay_ms", "jitter_ms", "restart_after_ms"};
+  return params;
+}
+
+void check_sweep_param(const Fault& fault, const std::string& param) {
+  const auto& params = sweep_params();
+  if (std::find(params.begin(), params.end(), param) == params.end())
+    throw std::invalid_argument("--param: \"" + param + "\" is not a numeric fault field (one of " +
+                                joined(params) + ")");
+  const std::string& k = fault.kind;
+  bool applies = param == "at_ms"              ? fault.at_ms.has_value()
+                 : param == "duration_ms"      ? kTimedKinds.count(k) > 0
+                 : param == "delta_ms"         ? k == "clock-jump" || k == "server-clock-jump"
+                 : param == "rate"             ? k == "clock-rate" || k == "server-clock-rate"
+                 : param == "restart_after_ms" ? k == "crash-node"
+                                               : k == "delay";  // delay_ms, jitter_ms
+  if (!applies)
+    throw std::invalid_argument("--param: a " + k + " fault has no " + param + " (it applies to " +
+                                kinds_for(param) + ")");
+}
+
+void set_fault_param(Fault& fault, const std::string& param, double value) {
+  const int64_t whole = std::llround(value);
+  if (param == "at_ms")
+    fault.at_ms = whole;
+  else if (param == "duration_ms")
+    fault.duration_ms = whole;
+  else if (param == "delta_ms")
+    fault.delta_ms = whole;
+  else if (param == "rate")
+    fault.rate = value;
+  else if (param == "delay_ms")
+    fault.delay_ms = whole;
+  else if (param == "jitter_ms")
+    fault.jitter_ms = whole;
+  else if (param == "restart_after_ms")
+    fault.restart_after_ms = whole;
+  else
+    throw std::invalid_argument("--param: \"" + param + "\" is not a numeric fault field");
+}
+
+std::string param_text(const std::string& param, double value) {
+  if (is_integer(param)) return std::to_string(std::llround(value));
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+void validate_sweep(const Scenario& scenario, const SweepSpec& spec) {
+  if (scenario.faults.empty())
+    throw std::invalid_argument("--fault: " + scenario.file.string() + " has no faults to sweep");
+  if (spec.fault >= scenario.faults.size())
+    throw std::invalid_argument("--fault: " + std::to_string(spec.fault) +
+                                " is out of range: " + scenario.file.string() + " has faults 0.." +
+                                std::to_string(scenario.faults.size() - 1));
+  check_sweep_param(scenario.faults[spec.fault], spec.param);
+  if (!(spec.from < spec.to))
+    throw std::invalid_argument("--from must be below --to, got " +
+                                param_text(spec.param, spec.from) + " and " +
+                                param_text(spec.param, spec.to));
+  if (spec.param == "rate" && !(spec.from > 0 && spec.to <= 1000))
+    throw std::invalid_argument("--from/--to: rate must lie in (0, 1000]");
+  if (spec.param != "delta_ms" && spec.param != "rate" && spec.from < 0)
+    throw std::invalid_argument("--from: " + spec.param + " cannot be negative");
+  if (!(spec.precision >= 0)) throw std::invalid_argument("--precision must be positive");
+  if (spec.runs < 1) throw std::invalid_argument("--runs must be at least 1");
+  if (spec.kind && !kKinds.count(*spec.kind))
+    throw std::invalid_argument("--kind: unknown violation kind \"" + *spec.kind + "\" (one of " +
+                                joined({kKinds.begin(), kKinds.end()}) + ")");
+}
+
+double effective_precision(const SweepSpec& spec) {
+  double precision = spec.precision > 0 ? spec.precision : (spec.to - spec.from) / 20;
+  return is_integer(spec.param) ? std::max(1.0, std::round(precision)) : precision;
+}
+
+SearchResult search_breaking_point(const SweepSpec& spec, const Evaluate& evaluate) {
+  SearchResult result;
+  // Probes `value`; false when its runs failed and the search must stop.
+  auto probe = [&](double value) {
+    result.probes.push_back(evaluate(value));
+    if (result.probes.back().error.empty()) return true;
+    result.outcome = SearchResult::Outcome::kError;
+    result.error = result.probes.back().error;
+    return false;
+  };
+  if (!probe(spec.to)) return result;
+  if (!result.probes.back().breaks()) {
+    result.outcome = SearchResult::Outcome::kNeverBreaks;
+    result.last_safe = spec.to;
+    return result;
+  }
+  double broken = spec.to;
+  if (!probe(spec.from)) return result;
+  if (result.probes.back().breaks()) {
+    result.outcome = SearchResult::Outcome::kBreaks;
+    result.breaking = spec.from;
+    return result;
+  }
+  double safe = spec.from;
+  const double precision = effective_precision(spec);
+  while (broken - safe > precision) {
+    double middle = safe + (broken - safe) / 2;
+    if (is_integer(spec.param)) middle = std::round(middle);
+    if (middle <= safe || middle >= broken) break;
+    if (!probe(middle)) return result;
+    (result.probes.back().breaks() ? broken : safe) = middle;
+  }
+  result.outcome = SearchResult::Outcome::kBreaks;
+  result.breaking = broken;
+  result.last_safe = safe;
+  return result;
+}
+
+namespace {
+
+json probe_json(const std::string& param, const Probe& p) {
+  return {{"value", p.value},    {"value_text", param_text(param, p.value)},
+          {"runs", p.runs},      {"broken", p.broken},
+          {"kinds", p.kinds},    {"error", p.error.empty() ? json() : json(p.error)},
+          {"details", p.details}};
+}
+
+// Runs `algorithm` spec.runs times with the fault parameter at `value`.
+Probe measure(const Scenario& scenario, const std::string& algorithm, double value,
+              const SweepOptions& options, const CellRunner& run_cell) {
+  const SweepSpec& spec = options.spec;
+  Scenario changed = scenario;
+  set_fault_param(changed.faults[spec.fault], spec.param, value);
+  Probe probe;
+  probe.value = value;
+  std::set<std::string> kinds;
+  const auto start = std::chrono::steady_clock::now();
+  const fs::path point_dir =
+      options.out_dir / algorithm / (spec.param + "-" + param_text(spec.param, value));
+  for (int k = 1; k <= spec.runs; ++k) {
+    const uint64_t seed = run_seed(spec.seed.value_or(scenario.seed), k);
+    const fs::path run_dir = point_dir / ("run-" + std::to_string(k));
+    json run;
+    try {
+      run = run_cell(changed, algorithm, seed, run_dir);
+    } catch (const std::exception& e) {
+      run = {{"error", e.what()}, {"verdict", "unknown"}};
+    }
+    const bool failed = run.contains("error") && !run["error"].is_null();
+    const auto found = found_kinds(run);
+    const bool broken =
+        !failed && (spec.kind ? std::count(found.begin(), found.end(), *spec.kind) > 0
+                              : run.value("verdict", "") == "violated");
+    ++probe.runs;
+    probe.broken += broken;
+    kinds.insert(found.begin(), found.end());
+    if (failed && probe.error.empty()) probe.error = run["error"].get<std::string>();
+    const std::string history = run.value("history", algorithm + "/history.jsonl");
+    probe.details.push_back({{"seed", seed},
+                             {"verdict", failed ? "error" : run.value("verdict", "unknown")},
+                             {"broken", broken},
+                             {"kinds", found},
+                             {"history", fs::relative(run_dir / history, options.out_dir).string()},
+                             {"error", failed ? run["error"] : json()}});
+    if (failed) break;  // the answer at this value is unknown; the search stops
+  }
+  probe.kinds.assign(kinds.begin(), kinds.end());
+  char time[32];
+  std::snprintf(time, sizeof time, "%.1fs",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  *options.progress << algorithm << " " << spec.param << "=" << param_text(spec.param, value)
+                    << ": "
+                    << (probe.error.empty()
+                            ? (probe.breaks() ? "broken" : "safe") + std::string(" in ") +
+                                  std::to_string(probe.broken) + "/" + std::to_string(probe.runs) +
+                                  " runs" +
+                                  (probe.kinds.empty() ? "" : " [" + joined(probe.kinds) + "]")
+                            : "error: " + probe.error)
+                    << " " << time << "\n"
+                    << std::flush;
+  return probe;
+}
+
+}  // namespace
+
+json run_sweep(const Scenario& scenario, const SweepOptions& options, const CellRunner& run_cell) {
+  const SweepSpec& spec = options.spec;
+  validate_sweep(scenario, spec);
+  const std::vector<std::string> algorithms =
+      options.algorithms.empty() ? scenario.algorithms : options.algorithms;
+  json seeds = json::array();
+  for (int k = 1; k <= spec.runs; ++k)
+    seeds.push_back(run_seed(spec.seed.value_or(scenario.seed), k));
+  const Fault& fault = scenario.faults[spec.fault];
+  json document{
+      {"scenario", scenario.name},
+      {"scenario_file", scenario.file.string()},
+      {"ttl_ms", scenario.workload.ttl_ms},
+      {"fault", {{"index", spec.fault}, {"kind", fault.kind}, {"fault", fault.describe()}}},
+      {"param", spec.param},
+      {"from", spec.from},
+      {"to", spec.to},
+      {"precision", effective_precision(spec)},
+      {"runs", spec.runs},
+      {"breaks_when", spec.kind.value_or("any violation")},
+      {"seeds", seeds},
+      {"locklab_version", kVersion},
+      {"invocation", options.invocation},
+      {"algorithms", json::array()}};
+  int status = 0;
+  for (const auto& algorithm : algorithms) {
+    SearchResult result = search_breaking_point(
+        spec, [&](double value) { return measure(scenario, algorithm, value, options, run_cell); });
+    json entry{{"algorithm", algorithm}};
+    switch (result.outcome) {
+      case SearchResult::Outcome::kBreaks:
+        entry["outcome"] = "breaks";
+        break;
+      case SearchResult::Outcome::kNeverBreaks:
+        entry["outcome"] = "never-breaks";
+        break;
+      case SearchResult::Outcome::kError:
+        entry["outcome"] = "error", status = 2;
+        break;
+    }
+    entry["breaking_value"] = result.breaking ? json(*result.breaking) : json();
+    entry["last_safe_value"] = result.last_safe ? json(*result.last_safe) : json();
+    entry["kinds_at_break"] = json::array();
+    for (const auto& probe : result.probes)
+      if (result.breaking && probe.value == *result.breaking) entry["kinds_at_break"] = probe.kinds;
+    entry["error"] = result.error.empty() ? json() : json(result.error);
+    entry["probes"] = json::array();
+    for (const auto& probe : result.probes)
+      entry["probes"].push_back(probe_json(spec.param, probe));
+    document["algorithms"].push_back(std::move(entry));
+  }
+  document["exit_status"] = status;
+  write_file_atomically(options.out_dir / "sweep.json", document.dump(2) + "\n");
+  return document;
+}
+
+std::string sweep_table(const json& sweep) {
+  const std::string param = sweep.value("param", "");
+  auto text = [&](const json& value) { return param_text(param, value.get<double>()); };
+  const json fault = sweep.value("fault", json::object());
+  std::string out =
+      sweep.value("scenario", "") + ": faults[" + fault.value("index", json(0)).dump() + "] (" +
+      fault.value("kind", "") + ") " + param + " searched " + text(sweep["from"]) + ".." +
+      text(sweep["to"]) + ", precision " + text(sweep["precision"]) + ", " + sweep["runs"].dump() +
+      (sweep["runs"] == 1 ? " run" : " runs") + " per value; a value breaks when a run finds " +
+      sweep.value("breaks_when", "any violation") + "\n";
+  const std::string ttl = " (ttl " + sweep.value("ttl_ms", json(0)).dump() + " ms): ";
+  for (const auto& entry : sweep.value("algorithms", json::array())) {
+    out += "  " + entry.value("algorithm", "") + ttl;
+    const std::string outcome = entry.value("outcome", "");
+    const size_t probes = entry.value("probes", json::array()).size();
+    if (outcome == "never-breaks") {
+      out += "never breaks in range (safe at " + param + " = " + text(sweep["to"]) + ")";
+    } else if (outcome == "breaks" && entry["last_safe_value"].is_null()) {
+      out += "breaks already at " + param + " = " + text(entry["breaking_value"]) +
+             " (the lower end of the range)";
+    } else if (outcome == "breaks") {
+      out += "breaks at " + param + " ≥ " + text(entry["breaking_value"]) + " (safe at " +
+             text(entry["last_safe_value"]) + ")";
+    } else {
+      out += "error: " + entry.value("error", std::string("unknown"));
+    }
+    std::vector<std::string> kinds = entry.value("kinds_at_break", std::vector<std::string>{});
+    if (!kinds.empty()) out += " with " + joined(kinds);
+    out += "; " + std::to_string(probes) + " values probed\n";
+  }
+  return out;
+}
+
+}  // namespace locklab::suite

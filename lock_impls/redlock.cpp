@@ -1,0 +1,169 @@
+// redlock: the Redlock algorithm of the Redis documentation ("Distributed
+// Locks with Redis", section "The Redlock Algorithm"), over N >= 3
+// independent masters:
+//
+//   1. get the current time (client clock);
+//   2. try SET key <random> NX PX ttl on all N instances, with a short
+//      per-instance timeout (here: the connections' own command timeout). We
+//      send to every instance first and read the replies afterwards, so the
+//      requests are in flight in parallel; an instance that errs or times out
+//      counts as not acquired;
+//   3. elapsed = now - start; validity = ttl - elapsed - drift, where
+//      drift = ttl * 0.01 + 2 ms; the lock is acquired only if a majority
+//      (N/2 + 1) said OK and validity > 0;
+//   4. otherwise unlock all instances (also those that said nothing) and
+//      retry after a random delay, until the wait runs out.
+//   Release: compare-and-delete on all instances.
+//   Extend: compare-and-pexpire on all instances; kept only with a majority
+//   and a positive validity, counted from the start of the extend.
+//
+// Known weaknesses (FAILURE-STORIES 6, 7, 9; Kleppmann 2016): safety rests
+// on bounded clock drift and bounded pauses. A clock jump on one instance, an
+// instance restarting empty before the TTL, or a client pause after the
+// validity check lets two clients hold the lock at once; there is no fencing
+// token.
+//
+// Steps:
+//   "after-send"            SET sent to every instance, no reply read yet
+//   "after-validity-check"  majority and validity > 0: about to return Done
+#include "redlock.h"
+
+#include <stdexcept>
+
+#include "compare_and_delete_text.h"
+#include "compare_and_pexpire_text.h"
+#include "redis_lock_util.h"
+
+namespace locklab {
+namespace {
+
+// How one command sent to every instance went.
+struct Tally {
+  size_t yes = 0;   // instances that answered as hoped (OK / 1)
+  size_t lost = 0;  // instances whose reply was lost after the command may have run
+};
+
+class Redlock final : public Lock {
+ public:
+  explicit Redlock(const LockContext& context) : context_(context), rng_(context.seed) {
+    for (size_t i = 0; i < context.node_count; ++i) instances_.push_back(context.connect(i));
+  }
+
+  AcquireResult acquire(const std::string& name, milliseconds ttl, milliseconds wait) override {
+    Clock& clock = *context_.clock;
+    const int64_t deadline = clock.now_ns() + nanoseconds_of(wait);
+    const std::string owner = random_owner(rng_);
+    for (;;) {
+      const int64_t started = clock.now_ns();
+      Tally locked = on_all_instances({"SET", name, owner, "NX", "PX", std::to_string(ttl.count())},
+                                      "after-send");
+      const milliseconds validity = validity_left(ttl, started);
+      if (locked.yes >= quorum() && validity.count() > 0) {
+        context_.step("after-validity-check");
+        return {Outcome::Done,
+                Lease{.owner = owner, .validity = validity, .acquired_at_ns = started}, ""};
+      }
+      Tally unlocked = unlock_all(name, owner);
+      if (clock.now_ns() >= deadline) {
+        std::string what = "locked " + std::to_string(locked.yes) + " of " +
+                           std::to_string(instances_.size()) + " instances (quorum " +
+                           std::to_string(quorum()) + "), validity " +
+                           std::to_string(validity.count()) + " ms";
+        if (unlocked.lost > 0)
+          return {
+              Outcome::Unknown, std::nullopt,
+              what + "; unlock replies lost on " + std::to_string(unlocked.lost) + " instances"};
+        return {Outcome::Refused, std::nullopt, what};
+      }
+      clock.sleep_for(retry_delay(rng_));
+    }
+  }
+
+  // Done when at least one instance still held our value and deleted it (the
+  // majority may already have expired it: there was still something of ours
+  // to give up); Refused when none held it; Unknown when none confirmed and a
+  // reply was lost.
+  ChangeResult release(const std::string& name, const Lease& lease) override {
+    Tally unlocked = unlock_all(name, lease.owner);
+    if (unlocked.yes > 0) return {Outcome::Done, "", std::nullopt};
+    if (unlocked.lost > 0) return {Outcome::Unknown, "unlock replies lost", std::nullopt};
+    return {Outcome::Refused, "not-owner", std::nullopt};
+  }
+
+  // The lease counts as extended only as the Redis documentation says: on a
+  // majority, within the validity computed from the start of the extend.
+  // Otherwise Refused (the instances that did extend keep our key until
+  // their TTL), or Unknown when replies lost could have made a majority.
+  ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override {
+    const int64_t started = context_.clock->now_ns();
+    Tally extended = on_all_instances(eval_command(scripts::compare_and_pexpire, {name},
+                                                   {lease.owner, std::to_string(ttl.count())}),
+                                      "");
+    const milliseconds validity = validity_left(ttl, started);
+    if (extended.yes >= quorum() && validity.count() > 0) {
+      lease.validity = validity;
+      lease.acquired_at_ns = started;
+      return {Outcome::Done, "", std::nullopt};
+    }
+    const std::string what = "extended on " + std::to_string(extended.yes) + " of " +
+                             std::to_string(instances_.size()) + " instances";
+    if (extended.yes + extended.lost >= quorum()) return {Outcome::Unknown, what, std::nullopt};
+    return {Outcome::Refused, "not-owner: " + what, std::nullopt};
+  }
+
+ private:
+  size_t quorum() const { return instances_.size() / 2 + 1; }
+
+  milliseconds validity_left(milliseconds ttl, int64_t started) {
+    const int64_t elapsed = context_.clock->now_ns() - started;
+    const int64_t drift = nanoseconds_of(ttl) / 100 + nanoseconds_of(milliseconds(2));
+    return std::chrono::duration_cast<milliseconds>(
+        std::chrono::nanoseconds(nanoseconds_of(ttl) - elapsed - drift));
+  }
+
+  Tally unlock_all(const std::string& name, const std::string& owner) {
+    return on_all_instances(eval_command(scripts::compare_and_delete, {name}, {owner}), "");
+  }
+
+  // Sends `argv` to every instance, then (after `step`, if named) reads every
+  // reply. An instance that cannot be reached simply does not count.
+  Tally on_all_instances(const std::vector<std::string>& argv, std::string_view step) {
+    std::vector<bool> sent(instances_.size(), false);
+    Tally tally;
+    for (size_t i = 0; i < instances_.size(); ++i) {
+      try {
+        instances_[i]->send(argv);
+        sent[i] = true;
+      } catch (const RedisError& e) {
+        if (e.maybe_executed()) ++tally.lost;
+      }
+    }
+    if (!step.empty()) context_.step(step);
+    for (size_t i = 0; i < instances_.size(); ++i) {
+      if (!sent[i]) continue;
+      try {
+        Reply reply = instances_[i]->receive();
+        if (reply.is_ok() || (reply.type == Reply::Type::Integer && reply.integer == 1))
+          ++tally.yes;
+      } catch (const RedisError&) {
+        ++tally.lost;  // sent, so it may have run
+      }
+    }
+    return tally;
+  }
+
+  LockContext context_;
+  std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<Connection>> instances_;  // one per independent master
+};
+
+}  // namespace
+
+std::unique_ptr<Lock> make_redlock(const LockContext& context) {
+  if (context.node_count < 3)
+    throw std::invalid_argument("redlock needs at least 3 independent Redis masters, got " +
+                                std::to_string(context.node_count));
+  return std::make_unique<Redlock>(context);
+}
+
+}  // namespace locklab

@@ -1,0 +1,7 @@
+#pragma once
+#include "lock.h"
+
+namespace locklab {
+// Needs context.node_count >= 3 independent masters; throws std::invalid_argument otherwise.
+std::unique_ptr<Lock> make_redlock(const LockContext& context);
+}  // namespace locklab

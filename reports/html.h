@@ -1,0 +1,42 @@
+// Small text helpers the report pages share.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace locklab::reports {
+
+// `text` safe inside HTML or SVG element content and quoted attribute values.
+std::string escape(std::string_view text);
+
+// A duration or instant for people: "850 ns", "12.3 µs", "12.3 ms", "1.512 s".
+std::string format_duration(int64_t ns);
+
+// 1234567 -> "1,234,567".
+std::string format_count(int64_t n);
+
+// `text` as an id fragment: lower-case letters, digits and '-', never empty.
+std::string slug(std::string_view text);
+
+// A verdict ("safe", "violated", "error", ...) as a coloured pill; with
+// `times` > 0 it reads "violated ×3" (a verdict of repeated runs).
+std::string verdict_pill(std::string_view verdict, size_t times = 0);
+
+// Whether the measured verdict met the expectation, as a badge people cannot
+// miss: "expectation met", "expectation NOT met", or "no expectation".
+std::string expectation_badge(std::optional<bool> met);
+
+// A complete page: the embedded template with `title` (escaped here), the
+// embedded stylesheet and `body` (already HTML).
+std::string html_page(std::string_view title, std::string_view body);
+
+// Replaces `path` with `content` through a temporary file beside it and a
+// rename, so readers see the old file or the new one, never a part. Throws
+// std::runtime_error naming the file on failure and removes the temporary.
+void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+}  // namespace locklab::reports

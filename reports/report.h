@@ -1,0 +1,29 @@
+// Self-contained HTML reports of lab runs: one page per run directory, one
+// index per suite. A report has no external assets and no network use (inline
+// CSS and SVG), so it opens from a file:// URL, an archived CI artifact or a mail.
+#pragma once
+
+#include <filesystem>
+
+namespace locklab::reports {
+
+// Writes RUN_DIR/report.html for a run directory (RUN_DIR/results.json and the
+// history.jsonl of each algorithm it names) and returns its path. Per
+// algorithm: verdict against expectation, stats, a timeline of holds,
+// operations and faults with every violation drawn on top, and the history
+// events of each violation. The file is replaced atomically: there is never a
+// half-written report. Throws std::runtime_error naming the file when
+// results.json or a history cannot be read or is malformed; no file is left then.
+std::filesystem::path write_run_report(const std::filesystem::path& run_dir);
+
+// Writes SUITE_DIR/index.html and returns its path: the matrix scenario ×
+// algorithm, each cell the measured verdict against the expectation, linking
+// to the run report of the scenario, which is (re)written as well. Scenarios
+// are the subdirectories holding a results.json, in the order of the suite's
+// own results.json when it lists them. A scenario whose files are broken shows
+// as a broken row; the index is still written. Throws std::runtime_error naming
+// the file when the suite's results.json exists but is malformed, or when the
+// index cannot be written.
+std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir);
+
+}  // namespace locklab::reports

@@ -1,0 +1,365 @@
+// The report of one run directory: a page that answers, per algorithm, "did
+// it do what we expected?" at a glance, then shows why on a timeline and in
+// the very history events that prove each violation.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "html.h"
+#include "report.h"
+#include "run_results.h"
+#include "timeline.h"
+#include "timeline_svg.h"
+
+namespace locklab::reports {
+
+namespace {
+
+// Events shown in full under the violations. Past this many, later
+// violations are listed without their events, so a run that broke
+// everywhere still gives a page of bounded size.
+constexpr size_t kMaxDetailedEvents = 2000;
+constexpr size_t kMaxListedViolations = 1000;
+// Close-ups of violation clusters narrower than this share of the run.
+constexpr size_t kMaxCloseUps = 3;
+constexpr double kCloseUpShare = 0.2;
+
+std::string text_of(const nlohmann::ordered_json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_integer()) return format_count(value.get<int64_t>());
+  return value.dump();
+}
+
+// JSON text that may wrap after its commas, so a long event fits the table.
+std::string breakable(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    out += c;
+    if (c == ',') out += "<wbr>";
+  }
+  return out;
+}
+
+// "set-nx-px", or "set-nx-px run 2" when a suite repeated it.
+std::string run_name(const AlgorithmRun& run) {
+  return run.algorithm + (run.run ? " run " + std::to_string(*run.run) : "");
+}
+
+// The first `detailed` violations whose events, together, fit the budget.
+size_t detailed_prefix(const std::vector<Violation>& violations) {
+  std::set<int64_t> events;
+  size_t n = 0;
+  for (; n < violations.size(); ++n) {
+    std::set<int64_t> fresh;
+    for (int64_t e : violations[n].events)
+      if (!events.count(e)) fresh.insert(e);
+    if (n > 0 && events.size() + fresh.size() > kMaxDetailedEvents) break;
+    events.insert(fresh.begin(), fresh.end());
+  }
+  return n;
+}
+
+// One algorithm's section, built from its results entry and its history.
+class Section {
+ public:
+  Section(const AlgorithmRun& run, std::string id, const std::filesystem::path& run_dir)
+      : run_(run), id_(std::move(id)) {
+    // Paths as the reader of the run directory knows them, wherever it was moved.
+    auto relative = run.history.lexically_relative(run_dir);
+    history_name_ = relative.empty() ? run.history.string() : relative.string();
+    detailed_ = detailed_prefix(run.violations);
+    for (size_t k = 0; k < run.violations.size(); ++k)
+      for (int64_t e : run.violations[k].events) {
+        located_.insert(e);
+        if (k >= detailed_) continue;
+        kept_.insert(e);
+        auto& numbers = violations_of_[e];
+        if (numbers.empty() || numbers.back() != k + 1) numbers.push_back(k + 1);
+      }
+    if (std::filesystem::exists(run.history)) {
+      timeline_ = read_timeline(run.history, kept_, located_);
+      has_history_ = true;
+    }
+  }
+
+  std::string html() const {
+    std::string state = !run_.expectation_met ? "" : *run_.expectation_met ? " met" : " not-met";
+    std::string out = "<section class=\"algorithm" + state + "\" id=\"" + escape(id_) + "\">";
+    out += head();
+    if (run_.error)
+      out += "<div class=\"error\"><b>The run failed:</b> <pre>" + escape(*run_.error) +
+             "</pre></div>";
+    out += facts();
+    out += timeline();
+    out += violations();
+    out += events();
+    out += "</section>";
+    return out;
+  }
+
+ private:
+  std::set<std::string> found_kinds() const {
+    std::set<std::string> kinds;
+    for (const auto& v : run_.violations) kinds.insert(v.kind);
+    return kinds;
+  }
+
+  std::string head() const {
+    std::string out = "<header class=\"algorithm-head\"><h2>" + escape(run_name(run_)) + "</h2>" +
+                      verdict_pill(run_.verdict) + expectation_badge(run_.expectation_met);
+    std::vector<std::string> meta;
+    if (!run_.seed.empty()) meta.push_back("seed " + run_.seed);
+    if (run_.seconds) meta.push_back("took " + format_duration(int64_t(*run_.seconds * 1e9)));
+    for (size_t i = 0; i < meta.size(); ++i)
+      out += std::string(i ? " · " : "<span class=\"run-meta\">") + escape(meta[i]);
+    out += std::string(meta.empty() ? "" : "</span>") + "</header>";
+    if (!run_.expected_verdict && run_.expected_kinds.empty() && run_.expected_absent.empty())
+      return out;
+
+    std::set<std::string> found = found_kinds();
+    auto counted = [&](const std::string& kind) {
+      return found.count(kind) || (run_.counts.is_object() && run_.counts.contains(kind) &&
+                                   run_.counts[kind].is_number() && run_.counts[kind] > 0);
+    };
+    out +=
+        "<p class=\"expected\">Expected <b>" + escape(run_.expected_verdict.value_or("?")) + "</b>";
+    for (size_t i = 0; i < run_.expected_kinds.size(); ++i) {
+      const auto& kind = run_.expected_kinds[i];
+      bool seen = counted(kind);
+      out += std::string(i ? ", " : " with ") + "<span class=\"kind " +
+             (seen ? "found" : "missing") + "\">" + escape(kind) + (seen ? " ✓" : " (not found)") +
+             "</span>";
+    }
+    for (size_t i = 0; i < run_.expected_absent.size(); ++i) {
+      const auto& kind = run_.expected_absent[i];
+      bool seen = counted(kind);
+      out += std::string(i ? ", " : " and no ") + "<span class=\"kind " +
+             (seen ? "missing" : "absent") + "\">" + escape(kind) + (seen ? " (found!)" : " ✓") +
+             "</span>";
+    }
+    out += "; measured <b>" + escape(run_.verdict) + "</b>";
+    bool first = true;
+    for (const auto& kind : found) {
+      out +=
+          std::string(first ? " with " : ", ") + "<span class=\"kind\">" + escape(kind) + "</span>";
+      first = false;
+    }
+    return out + ".</p>";
+  }
+
+  std::string facts() const {
+    std::string out;
+    const std::set<std::string> found = found_kinds();
+    auto tiles = [&](const nlohmann::ordered_json& object, const char* caption) {
+      if (!object.is_object() || object.empty()) return;
+      out +=
+          "<div class=\"facts\"><span class=\"facts-caption\">" + std::string(caption) + "</span>";
+      for (const auto& [key, value] : object.items()) {
+        bool violation = found.count(key) && value.is_number() && value > 0;
+        out += "<span class=\"fact" + std::string(violation ? " bad" : "") + "\"><b>" +
+               escape(text_of(value)) + "</b>" + escape(key) + "</span>";
+      }
+      out += "</div>";
+    };
+    tiles(run_.stats, "run");
+    tiles(run_.counts, "checker");
+    return out;
+  }
+
+  std::string timeline() const {
+    std::string out = "<h3>Timeline</h3>";
+    if (!has_history_)
+      return out + "<p class=\"notice\">No history at " + escape(history_name_) +
+             (run_.error ? " (the run failed before writing one)." : ".") + "</p>";
+    if (timeline_.event_count == 0)
+      return out + "<p class=\"notice\">The history " + escape(history_name_) + " is empty.</p>";
+    TimelineOptions options;
+    options.anchor_prefix = options.svg_id = id_;
+    options.detailed = detailed_;
+    TimelineDrawing drawing = draw_timeline(timeline_, run_.violations, options);
+    out += "<p class=\"hint\">" + format_count(timeline_.event_count) + " events over " +
+           format_duration(timeline_.end_ns) +
+           ". Hover any shape for details; click a violation or one of its circled events to "
+           "jump to it.</p>";
+    out += "<div class=\"timeline-box\">" + drawing.svg + "</div>" + timeline_legend();
+    for (const auto& note : drawing.notes) out += "<p class=\"notice\">" + escape(note) + "</p>";
+
+    // Violations that take a sliver of a long run get a close-up of their own.
+    auto windows = violation_windows(timeline_, run_.violations, kMaxCloseUps + 1);
+    for (size_t i = 0; i < std::min(windows.size(), kMaxCloseUps); ++i) {
+      auto [from, to] = windows[i];
+      if (double(to - from) > kCloseUpShare * double(timeline_.end_ns)) continue;
+      options.svg_id = id_ + "-closeup-" + std::to_string(i + 1);
+      options.from_ns = from;
+      options.to_ns = to;
+      TimelineDrawing closeup = draw_timeline(timeline_, run_.violations, options);
+      out += "<h4>Close-up: " + escape(format_duration(from)) + " → " +
+             escape(format_duration(to)) + "</h4><div class=\"timeline-box\">" + closeup.svg +
+             "</div>";
+      for (const auto& note : closeup.notes) out += "<p class=\"notice\">" + escape(note) + "</p>";
+    }
+    if (windows.size() > kMaxCloseUps)
+      out += "<p class=\"notice\">Only the first " + std::to_string(kMaxCloseUps) +
+             " clusters of violations have a close-up.</p>";
+    return out;
+  }
+
+  std::string violations() const {
+    if (run_.violations.empty()) return "";
+    const auto& all = run_.violations;
+    std::string out =
+        "<h3>Violations (" + format_count(int64_t(all.size())) + ")</h3><ol class=\"violations\">";
+    size_t listed = std::min(all.size(), kMaxListedViolations);
+    for (size_t k = 0; k < listed; ++k) {
+      const Violation& v = all[k];
+      out += "<li id=\"" + escape(id_) + "-violation-" + std::to_string(k + 1) + "\">";
+      out += "<div class=\"violation-head\"><span class=\"tag\">V" + std::to_string(k + 1) +
+             "</span><span class=\"kind\">" + escape(v.kind) + "</span>";
+      if (!v.lock.empty()) out += " on lock <b>" + escape(v.lock) + "</b>";
+      if (!v.processes.empty()) {
+        out += " by";
+        for (const auto& p : v.processes) out += " <b>" + escape(p) + "</b>";
+      }
+      if (!v.events.empty()) {
+        out += "<span class=\"event-links\">events";
+        for (int64_t e : v.events) {
+          std::string label = "#" + std::to_string(e);
+          out += k < detailed_ ? " <a href=\"#" + escape(id_) + "-event-" + std::to_string(e) +
+                                     "\">" + label + "</a>"
+                               : " " + label;
+        }
+        out += "</span>";
+      }
+      out += "</div>";
+      if (!v.explanation.empty())
+        out += "<p class=\"explanation\">" + escape(v.explanation) + "</p>";
+      out += "</li>";
+    }
+    out += "</ol>";
+    if (detailed_ < all.size())
+      out +=
+          "<p class=\"notice\">The events of violations V1–V" + std::to_string(detailed_) +
+          " are shown below; the other " + format_count(int64_t(all.size() - detailed_)) +
+          " violations are listed without them to keep this page small (see the history file).</p>";
+    if (listed < all.size())
+      out += "<p class=\"notice\">" + format_count(int64_t(all.size() - listed)) +
+             " more violations are not listed; results.json has all of them.</p>";
+    return out;
+  }
+
+  std::string events() const {
+    if (kept_.empty()) return "";
+    std::string out =
+        "<h3>Events of the violations</h3><table class=\"events\"><thead><tr><th>event</th>"
+        "<th>time</th><th>process</th><th>type</th><th>f</th><th>shows</th><th>as written in the "
+        "history</th>"
+        "</tr></thead><tbody>";
+    for (int64_t index : kept_) {
+      out += "<tr id=\"" + escape(id_) + "-event-" + std::to_string(index) + "\">";
+      auto found = timeline_.kept_events.find(index);
+      if (found == timeline_.kept_events.end()) {
+        out += "<td>#" + std::to_string(index) + "</td><td colspan=\"6\" class=\"missing\">" +
+               (has_history_ ? "not in the history" : "no history to show it from") + "</td></tr>";
+        continue;
+      }
+      const auto& e = found->second;
+      auto cell = [&](const char* key) {
+        auto it = e.find(key);
+        return it == e.end() ? std::string() : escape(text_of(*it));
+      };
+      int64_t time_ns = e.value("time_ns", int64_t(0));
+      out += "<td>#" + std::to_string(index) + "</td><td>" + escape(format_duration(time_ns)) +
+             "</td><td>" + cell("process") + "</td><td class=\"type-" + cell("type") + "\">" +
+             cell("type") + "</td><td>" + cell("f") + "</td><td>" + violation_links(index) +
+             "</td><td><code>" + breakable(escape(e.dump())) + "</code></td></tr>";
+    }
+    return out + "</tbody></table>";
+  }
+
+  // Links back to the violations an event belongs to ("V1 V3"), the first few.
+  std::string violation_links(int64_t index) const {
+    constexpr size_t kShown = 8;
+    auto found = violations_of_.find(index);
+    if (found == violations_of_.end()) return "";
+    const auto& numbers = found->second;
+    std::string out;
+    for (size_t i = 0; i < std::min(numbers.size(), kShown); ++i)
+      out += "<a class=\"tag\" href=\"#" + escape(id_) + "-violation-" +
+             std::to_string(numbers[i]) + "\">V" + std::to_string(numbers[i]) + "</a> ";
+    if (numbers.size() > kShown) out += "+" + std::to_string(numbers.size() - kShown);
+    return out;
+  }
+
+  const AlgorithmRun& run_;
+  std::string id_;
+  size_t detailed_ = 0;
+  std::set<int64_t> kept_, located_;
+  std::map<int64_t, std::vector<size_t>>
+      violations_of_;  // event -> violation numbers (detailed only)
+  std::string history_name_;
+  bool has_history_ = false;
+  Timeline timeline_;
+};
+
+std::string page_head(const RunResults& results) {
+  std::string out =
+      "<header class=\"page-head\"><div class=\"crumb\">locklab run report</div><h1>" +
+      escape(results.scenario) + "</h1>";
+  if (!results.description.empty())
+    out += "<p class=\"description\">" + escape(results.description) + "</p>";
+  std::vector<std::string> meta;
+  if (!results.scenario_file.empty()) meta.push_back("scenario file " + results.scenario_file);
+  if (!results.seed.empty()) meta.push_back("seed " + results.seed);
+  if (!results.locklab_version.empty()) meta.push_back("locklab " + results.locklab_version);
+  if (!meta.empty()) {
+    out += "<p class=\"meta\">";
+    for (size_t i = 0; i < meta.size(); ++i) out += (i ? " · " : "") + escape(meta[i]);
+    out += "</p>";
+  }
+  return out + "</header>";
+}
+
+std::string summary(const RunResults& results, const std::vector<std::string>& ids) {
+  size_t met = 0, not_met = 0;
+  for (const auto& run : results.runs) {
+    if (run.expectation_met == true) ++met;
+    if (run.expectation_met == false) ++not_met;
+  }
+  std::string out;
+  if (not_met > 0)
+    out += "<div class=\"banner bad\">" + std::to_string(not_met) + " of " +
+           std::to_string(results.runs.size()) + " algorithms did NOT do what was expected</div>";
+  else if (met > 0)
+    out += "<div class=\"banner good\">Every algorithm with an expectation met it (" +
+           std::to_string(met) + " of " + std::to_string(results.runs.size()) + ")</div>";
+  out +=
+      "<table class=\"summary\"><thead><tr><th>algorithm</th><th>measured</th><th>expected</th>"
+      "<th></th><th>violations</th></tr></thead><tbody>";
+  for (size_t i = 0; i < results.runs.size(); ++i) {
+    const auto& run = results.runs[i];
+    out += "<tr><td><a href=\"#" + escape(ids[i]) + "\">" + escape(run_name(run)) +
+           "</a></td><td>" + verdict_pill(run.verdict) + "</td><td>" +
+           (run.expected_verdict ? escape(*run.expected_verdict) : "—") + "</td><td>" +
+           expectation_badge(run.expectation_met) + "</td><td>" +
+           format_count(int64_t(run.violations.size())) + "</td></tr>";
+  }
+  return out + "</tbody></table>";
+}
+
+}  // namespace
+
+std::filesystem::path write_run_report(const std::filesystem::path& run_dir) {
+  RunResults results = read_run_results(run_dir);
+  // Every section is built (and every history read) before anything is
+  // written, so bad input leaves no report behind.
+  std::vector<std::string> ids = section_ids(results);
+  std::string body = page_head(results) + summary(results, ids);
+  for (size_t i = 0; i < results.runs.size(); ++i)
+    body += Section(results.runs[i], ids[i], run_dir).html();
+  if (results.runs.empty()) body += "<p class=\"notice\">This run has no algorithms.</p>";
+  auto path = run_dir / "report.html";
+  write_file_atomically(path, html_page(results.scenario + " — locklab", body));
+  return path;
+}
+
+}  // namespace locklab::reports

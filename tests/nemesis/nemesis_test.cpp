@@ -1,0 +1,153 @@
+// Faults inside real runs: each test runs a small scenario against real
+// servers and reads the effect off the history the run wrote.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "runner.h"
+#include "scenario.h"
+#include "temp_dir.h"
+
+namespace locklab {
+namespace {
+
+using nlohmann::json;
+
+struct Run {
+  json result;
+  std::vector<json> history;
+
+  std::vector<json> events(const std::string& process, const std::string& f, const std::string& type) const {
+    std::vector<json> out;
+    for (const auto& e : history)
+      if (e["process"] == process && e["f"] == f && e["type"] == type) out.push_back(e);
+    return out;
+  }
+  int64_t count(const std::string& kind) const { return result["check"]["counts"].value(kind, int64_t(0)); }
+};
+
+Run run(const std::string& scenario_json, const std::string& algorithm) {
+  Scenario scenario = parse_scenario(json::parse(scenario_json), "inline.json");
+  TempDir out("locklab-nemesis-test");
+  Run r;
+  r.result = run_algorithm(scenario, algorithm, scenario.seed, out.path());
+  EXPECT_TRUE(r.result["error"].is_null()) << r.result["error"];
+  std::ifstream in(out.path() / algorithm / "history.jsonl");
+  std::string line;
+  while (std::getline(in, line)) r.history.push_back(json::parse(line));
+  return r;
+}
+
+// Children of this process (servers, sentinels) still alive.
+int live_children() {
+  int count = 0;
+  DIR* proc = opendir("/proc");
+  while (dirent* entry = readdir(proc)) {
+    std::ifstream stat(std::string("/proc/") + entry->d_name + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state;
+    int ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == getpid() && state != "Z") ++count;
+  }
+  closedir(proc);
+  return count;
+}
+
+TEST(Nemesis, APausedRedissonClientLosesTheLockAndResumesBelievingItHoldsIt) {
+  Run r = run(R"({"clients": 2, "algorithms": ["redisson-hash"], "duration_ms": 3000,
+                 "workload": {"locks": ["L"], "ttl_ms": 600, "wait_ms": 2000, "work_ms": 5},
+                 "faults": [{"kind": "pause", "when": {"client": "c1", "step": "acquired"}, "duration_ms": 2000}]})",
+              "redisson-hash");
+  auto pause = r.events("nemesis", "pause", "info");
+  ASSERT_EQ(pause.size(), 2u);
+  int64_t start = pause[0]["time_ns"], end = pause[1]["time_ns"];
+  EXPECT_EQ(pause[0]["value"]["targets"], json::array({"c1"}));
+  EXPECT_NEAR(double(end - start) / 1e6, 2000, 300);
+  bool c2_acquired_during_pause = false;
+  for (const auto& e : r.events("c2", "acquire", "ok"))
+    c2_acquired_during_pause |= e["time_ns"] > start && e["time_ns"] < end;
+  EXPECT_TRUE(c2_acquired_during_pause) << "the watchdog kept renewing through the pause";
+  bool c1_wrote_after = false;
+  for (const auto& e : r.events("c1", "write", "ok")) c1_wrote_after |= e["time_ns"] > end;
+  EXPECT_TRUE(c1_wrote_after) << "c1 did not resume believing it held the lock";
+  EXPECT_GT(r.count("mutual-exclusion"), 0);
+  EXPECT_EQ(live_children(), 0);
+}
+
+TEST(Nemesis, ClientCrashBetweenSetnxAndExpireBlocksTheLockForever) {
+  Run r = run(R"({"clients": 2, "algorithms": ["setnx-expire"], "duration_ms": 2500,
+                 "workload": {"locks": ["L"], "ttl_ms": 500, "wait_ms": 300, "work_ms": 5},
+                 "faults": [{"kind": "crash-client", "when": {"client": "c1", "step": "after-setnx"}}]})",
+              "setnx-expire");
+  auto crash = r.events("nemesis", "crash-client", "info");
+  ASSERT_EQ(crash.size(), 1u);
+  EXPECT_TRUE(r.events("c1", "acquire", "ok").empty()) << "c1 died inside its acquire";
+  for (const auto& e : r.events("c2", "acquire", "ok"))
+    EXPECT_LT(e["time_ns"].get<int64_t>(), crash[0]["time_ns"].get<int64_t>()) << "the key expired after all";
+  EXPECT_GE(r.events("c2", "acquire", "fail").size(), 3u);
+  EXPECT_GT(r.count("liveness"), 0);
+}
+
+TEST(Nemesis, ServerClockJumpExpiresTheKeyUnderItsHolder) {
+  Run r = run(R"({"clients": 2, "algorithms": ["set-nx-px"], "duration_ms": 2500,
+                 "workload": {"locks": ["L"], "ttl_ms": 5000, "wait_ms": 2000, "work_ms": 1000},
+                 "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 200},
+                            {"kind": "server-clock-jump", "when": {"client": "c1", "step": "acquired"},
+                             "nodes": [0], "delta_ms": 60000}]})",
+              "set-nx-px");
+  ASSERT_EQ(r.events("nemesis", "server-clock-jump", "info").size(), 1u);
+  EXPECT_GT(r.count("mutual-exclusion"), 0) << "a 60 s jump did not expire a 5 s key";
+}
+
+TEST(Nemesis, BlackholedLinkTimesOutAndHeals) {
+  Run r = run(R"({"clients": 1, "algorithms": ["set-nx-px"], "duration_ms": 3500,
+                 "workload": {"locks": ["L"], "ttl_ms": 2000, "wait_ms": 200, "work_ms": 5, "think_ms": 5},
+                 "faults": [{"kind": "partition", "at_ms": 500, "duration_ms": 1500}]})",
+              "set-nx-px");
+  auto partition = r.events("nemesis", "partition", "info");
+  ASSERT_EQ(partition.size(), 2u);
+  int64_t start = partition[0]["time_ns"], end = partition[1]["time_ns"];
+  int unknown_during = 0, ok_after = 0, ok_during = 0;
+  for (const auto& e : r.events("c1", "acquire", "info")) unknown_during += e["time_ns"] > start;
+  for (const auto& e : r.events("c1", "acquire", "ok")) {
+    ok_after += e["time_ns"] > end;
+    ok_during += e["time_ns"] > start + 50'000'000 && e["time_ns"] < end;
+  }
+  EXPECT_GT(unknown_during, 0) << "commands into a black hole must time out";
+  EXPECT_EQ(ok_during, 0);
+  EXPECT_GT(ok_after, 0) << "the link did not heal";
+}
+
+TEST(Nemesis, ManualFailoverAfterACutReplicationLinkGrantsTheLockTwice) {
+  Run r = run(R"({"clients": 2, "algorithms": ["set-nx-px"], "duration_ms": 2500,
+                 "topology": {"replicas": 1},
+                 "workload": {"locks": ["L"], "ttl_ms": 10000, "wait_ms": 500, "work_ms": 1500},
+                 "faults": [{"kind": "cut-replication", "at_ms": 0},
+                            {"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 200},
+                            {"kind": "failover", "mode": "manual", "when": {"client": "c1", "step": "acquired"}}]})",
+              "set-nx-px");
+  ASSERT_EQ(r.events("nemesis", "failover", "info").size(), 1u);
+  EXPECT_GT(r.count("mutual-exclusion"), 0) << "the promoted replica knew the key";
+}
+
+TEST(Nemesis, ABadFaultTargetIsAClearError) {
+  Scenario scenario = parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "duration_ms": 100,
+      "faults": [{"kind": "sigstop-node", "at_ms": 0, "nodes": [3], "duration_ms": 10}]})"), "bad.json");
+  TempDir out;
+  json result = run_algorithm(scenario, "set-nx-px", 1, out.path());
+  ASSERT_TRUE(result["error"].is_string());
+  EXPECT_NE(result["error"].get<std::string>().find("server 3 does not exist"), std::string::npos);
+  EXPECT_EQ(result["verdict"], "unknown");
+}
+
+}  // namespace
+}  // namespace locklab

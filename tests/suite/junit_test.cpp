@@ -1,0 +1,234 @@
+// JUnit XML: escaping, the failure/error of a test case, and the document as
+// a real XML parser reads it.
+#include "junit.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "suite_test_support.h"
+#include "temp_dir.h"
+
+namespace locklab::suite {
+namespace {
+
+using nlohmann::json;
+using suite_test::parse_junit;
+
+const std::string kReplacement = "\xEF\xBF\xBD";
+
+std::string xml_of(const std::vector<JunitSuite>& suites, const TempDir& dir,
+                   const std::string& name = "t.xml") {
+  std::ofstream(dir.path() / name) << junit_xml("locklab test", suites);
+  return (dir.path() / name).string();
+}
+
+TEST(XmlEscape, MarkupAndQuotesBecomeEntities) {
+  EXPECT_EQ(xml_text("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
+  EXPECT_EQ(xml_attribute("x & y"), "x &amp; y");
+}
+
+TEST(XmlEscape, WhitespaceSurvivesInAttributes) {
+  EXPECT_EQ(xml_text("a\tb\nc\rd"), "a\tb\nc&#13;d");
+  EXPECT_EQ(xml_attribute("a\tb\nc\rd"), "a&#9;b&#10;c&#13;d");
+}
+
+TEST(XmlEscape, CharactersXmlCannotCarryAreReplaced) {
+  EXPECT_EQ(xml_text(std::string("a\0b", 3)), "a" + kReplacement + "b");
+  EXPECT_EQ(xml_text("\x01\x1b[31m"), kReplacement + kReplacement + "[31m");
+  EXPECT_EQ(xml_text("caf\xC3\xA9 \xC3\x97 \xF0\x9F\x94\x92"),
+            "caf\xC3\xA9 \xC3\x97 \xF0\x9F\x94\x92")
+      << "valid UTF-8 is kept";
+  EXPECT_EQ(xml_text("\xC3"), kReplacement) << "truncated sequence";
+  EXPECT_EQ(xml_text("\xC0\xAF"), kReplacement + kReplacement) << "overlong encoding of '/'";
+  EXPECT_EQ(xml_text("\xED\xA0\x80"), kReplacement + kReplacement + kReplacement)
+      << "a UTF-16 surrogate";
+  EXPECT_EQ(xml_text("\xEF\xBF\xBF"), kReplacement + kReplacement + kReplacement) << "U+FFFF";
+  EXPECT_EQ(xml_text("\xFF"), kReplacement);
+}
+
+json cell(const std::string& scenario, const std::string& algorithm,
+          std::vector<std::string> verdicts) {
+  return {
+      {"scenario", scenario},    {"algorithm", algorithm}, {"expected", {{"verdict", "violated"}}},
+      {"runs", verdicts.size()}, {"detections", 1},        {"verdicts", verdicts},
+      {"seeds", {3, 4}},         {"seconds", 2.25}};
+}
+
+json run(const std::string& verdict, bool met, int number, json violations = json::array()) {
+  return {
+      {"algorithm", "set-nx-px"},
+      {"expected", {{"verdict", "violated"}}},
+      {"verdict", verdict},
+      {"expectation_met", met},
+      {"error", nullptr},
+      {"seed", 2 + number},
+      {"run", number},
+      {"check", {{"verdict", verdict}, {"counts", json::object()}, {"violations", violations}}}};
+}
+
+TEST(JunitCase, MetExpectationHasNoProblem) {
+  JunitCase test = junit_case(cell("pause", "set-nx-px", {"violated"}), {run("violated", true, 1)});
+  EXPECT_EQ(test.classname, "pause");
+  EXPECT_EQ(test.name, "set-nx-px");
+  EXPECT_DOUBLE_EQ(test.seconds, 2.25);
+  EXPECT_FALSE(test.failure);
+  EXPECT_FALSE(test.error);
+}
+
+TEST(JunitCase, UnmetRunsBecomeOneFailureNamingEachRun) {
+  JunitCase test =
+      junit_case(cell("pause", "set-nx-px", {"safe", "violated", "safe"}),
+                 {run("safe", false, 1), run("violated", true, 2), run("safe", false, 3)});
+  ASSERT_TRUE(test.failure);
+  EXPECT_FALSE(test.error);
+  EXPECT_EQ(test.failure->type, "unmet-expectation");
+  EXPECT_EQ(test.failure->message,
+            "2 of 3 runs: expected violated, measured safe: no violation found");
+  EXPECT_NE(test.failure->text.find("run 1 (seed 3)"), std::string::npos) << test.failure->text;
+  EXPECT_NE(test.failure->text.find("run 3 (seed 5)"), std::string::npos) << test.failure->text;
+  EXPECT_EQ(test.failure->text.find("run 2 "), std::string::npos) << test.failure->text;
+}
+
+TEST(JunitCase, FailureSaysHowToRepeatEachRun) {
+  json c = cell("pause", "set-nx-px", {"safe"});
+  c["scenario_file"] = "scenarios/pause.json";
+  JunitCase test = junit_case(c, {run("safe", false, 1)});
+  ASSERT_TRUE(test.failure);
+  EXPECT_NE(test.failure->text.find(
+                "repeat: locklab run scenarios/pause.json --algorithm set-nx-px --seed 3"),
+            std::string::npos)
+      << test.failure->text;
+}
+
+TEST(JunitCase, UnexpectedViolationCarriesItsExplanation) {
+  json r = run("violated", false, 1,
+               json::array({{{"kind", "mutual-exclusion"},
+                             {"explanation", "c2 acquired L while c1 held it"}}}));
+  r["expected"] = {{"verdict", "safe"}};
+  JunitCase test = junit_case(cell("calm", "set-nx-px", {"violated"}), {r});
+  ASSERT_TRUE(test.failure);
+  EXPECT_NE(test.failure->message.find("c2 acquired L while c1 held it"), std::string::npos);
+  EXPECT_NE(test.failure->text.find("mutual-exclusion: c2 acquired L while c1 held it"),
+            std::string::npos);
+}
+
+TEST(JunitCase, FailedRunIsAnError) {
+  json failed = run("unknown", false, 2);
+  failed["error"] = "redis-server exited at start";
+  JunitCase test =
+      junit_case(cell("calm", "set-nx-px", {"safe", "error"}), {run("safe", false, 1), failed});
+  ASSERT_TRUE(test.error);
+  EXPECT_EQ(test.error->type, "infrastructure");
+  EXPECT_EQ(test.error->message, "1 of 2 runs: the run failed: redis-server exited at start");
+  EXPECT_FALSE(test.failure) << "one element per test case: the error";
+}
+
+TEST(JunitXml, ParsesWithCountsPerSuiteAndTotals) {
+  TempDir dir("junit-test");
+  JunitCase ok{"calm", "set-nx-px", 1.0, std::nullopt, std::nullopt, "out"};
+  JunitCase failing{
+      "pause",
+      "fenced",
+      2.5,
+      JunitProblem{"unmet-expectation", "expected <safe> & \"quiet\"", "line 1\nline 2"},
+      std::nullopt,
+      ""};
+  JunitCase broken{
+      "pause", "redlock", 0.5, std::nullopt, JunitProblem{"infrastructure", "port\tin use", "x"},
+      ""};
+  auto doc =
+      parse_junit(xml_of({{"calm", {{"seed", "1"}}, {ok}}, {"pause", {}, {failing, broken}}}, dir));
+  ASSERT_FALSE(doc.is_null());
+  EXPECT_EQ(doc["root"], "testsuites");
+  EXPECT_EQ(doc["tests"], "3");
+  EXPECT_EQ(doc["failures"], "1");
+  EXPECT_EQ(doc["errors"], "1");
+  EXPECT_EQ(doc["time"], "4.000");
+  ASSERT_EQ(doc["suites"].size(), 2u);
+  EXPECT_EQ(doc["suites"][0]["name"], "calm");
+  EXPECT_EQ(doc["suites"][0]["properties"]["seed"], "1");
+  EXPECT_EQ(doc["suites"][0]["cases"][0]["system_out"], "out");
+  const json& pause = doc["suites"][1];
+  EXPECT_EQ(pause["tests"], "2");
+  EXPECT_EQ(pause["failures"], "1");
+  EXPECT_EQ(pause["errors"], "1");
+  EXPECT_EQ(pause["time"], "3.000");
+  EXPECT_EQ(pause["cases"][0]["classname"], "pause");
+  EXPECT_EQ(pause["cases"][0]["name"], "fenced");
+  EXPECT_EQ(pause["cases"][0]["failure"]["message"], "expected <safe> & \"quiet\"");
+  EXPECT_EQ(pause["cases"][0]["failure"]["text"], "line 1\nline 2");
+  EXPECT_TRUE(pause["cases"][0]["error"].is_null());
+  EXPECT_EQ(pause["cases"][1]["error"]["message"], "port\tin use");
+}
+
+// Text from an alphabet that has markup, quotes, whitespace, multi-byte
+// characters and control characters; `expected` is what an XML reader must
+// get back: the same, with each control character replaced.
+struct Sample {
+  std::string text, expected;
+};
+
+Sample random_sample(std::mt19937& random) {
+  static const std::vector<std::string> pieces = {"a",
+                                                  "Z",
+                                                  "<",
+                                                  ">",
+                                                  "&",
+                                                  "\"",
+                                                  "'",
+                                                  " ",
+                                                  "\t",
+                                                  "\n",
+                                                  "\r",
+                                                  "×",
+                                                  "é",
+                                                  "🔒",
+                                                  "]]>",
+                                                  "&amp;",
+                                                  "\x01",
+                                                  "\x1f",
+                                                  std::string(1, '\0')};
+  Sample s;
+  const size_t length = random() % 12;
+  for (size_t k = 0; k < length; ++k) {
+    const std::string& piece = pieces[random() % pieces.size()];
+    const auto first = static_cast<unsigned char>(piece[0]);
+    const bool control =
+        piece.size() == 1 && first < 0x20 && piece != "\t" && piece != "\n" && piece != "\r";
+    s.text += piece;
+    s.expected += control ? kReplacement : piece;
+  }
+  return s;
+}
+
+// Many random names, messages and texts in one document, parsed once (a
+// parser process per sample would be slow): every one comes back exactly.
+TEST(JunitXml, AnyTextRoundTripsThroughAnXmlParser) {
+  std::mt19937 random(20240531);
+  std::vector<Sample> names, messages;
+  JunitSuite suite{"roundtrip", {}, {}};
+  for (int i = 0; i < 2000; ++i) {
+    names.push_back(random_sample(random));
+    messages.push_back(random_sample(random));
+    suite.cases.push_back({"class", names.back().text, 0.1,
+                           JunitProblem{"t", messages.back().text, names.back().text}, std::nullopt,
+                           messages.back().text});
+  }
+  TempDir dir("junit-roundtrip");
+  auto doc = parse_junit(xml_of({suite}, dir));
+  ASSERT_FALSE(doc.is_null());
+  const json& cases = doc["suites"][0]["cases"];
+  ASSERT_EQ(cases.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    SCOPED_TRACE(json(names[i].expected).dump() + " / " + json(messages[i].expected).dump());
+    EXPECT_EQ(cases[i]["name"], names[i].expected);
+    EXPECT_EQ(cases[i]["failure"]["message"], messages[i].expected);
+    EXPECT_EQ(cases[i]["failure"]["text"], names[i].expected);
+    const json& out = cases[i]["system_out"];  // absent when empty
+    EXPECT_EQ(out.is_null() ? std::string() : out.get<std::string>(), messages[i].expected);
+  }
+}
+
+}  // namespace
+}  // namespace locklab::suite

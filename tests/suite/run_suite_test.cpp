@@ -1,0 +1,272 @@
+// run_suite() with a fake cell runner: the output layout, the documents,
+// parallel runs, shards, progress and exit statuses, without servers.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "suite.h"
+#include "suite_test_support.h"
+#include "temp_dir.h"
+
+namespace locklab::suite {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using suite_test::read_json;
+
+Scenario scenario(const std::string& name, std::vector<std::string> algorithms, uint64_t seed,
+                  const std::string& expected = "safe") {
+  Scenario s;
+  s.name = name;
+  s.file = name + ".json";
+  s.algorithms = std::move(algorithms);
+  s.seed = seed;
+  s.default_expectation.verdict = expected;
+  return s;
+}
+
+// Measures "violated" for scenarios named "pause*", "safe" otherwise; writes
+// a history where run_algorithm would; remembers each call.
+struct FakeRunner {
+  struct Call {
+    std::string scenario, algorithm;
+    uint64_t seed;
+    fs::path dir;
+  };
+  std::mutex mu;
+  std::vector<Call> calls;
+  std::atomic<int> running{0}, most_running{0};
+  std::chrono::milliseconds work{0};
+
+  json operator()(const Scenario& s, const std::string& algorithm, uint64_t seed,
+                  const fs::path& dir) {
+    const int now = ++running;
+    for (int seen = most_running; now > seen && !most_running.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(work);
+    {
+      std::lock_guard lock(mu);
+      calls.push_back({s.name, algorithm, seed, dir});
+    }
+    fs::create_directories(dir / algorithm);
+    std::ofstream(dir / algorithm / "history.jsonl") << "";
+    const std::string verdict = s.name.rfind("pause", 0) == 0 ? "violated" : "safe";
+    const std::string expected = s.expectation_for(algorithm).verdict;
+    json violations =
+        verdict == "violated"
+            ? json::array({{{"kind", "mutual-exclusion"}, {"explanation", "c2 overlapped c1"}}})
+            : json::array();
+    --running;
+    return {
+        {"algorithm", algorithm},
+        {"expected", {{"verdict", expected}}},
+        {"history", algorithm + "/history.jsonl"},
+        {"seed", seed},
+        {"error", nullptr},
+        {"verdict", verdict},
+        {"expectation_met", verdict == expected},
+        {"check", {{"verdict", verdict}, {"counts", json::object()}, {"violations", violations}}}};
+  }
+};
+
+struct Fixture : ::testing::Test {
+  TempDir out{"run-suite-test"};
+  std::ostringstream progress;
+  FakeRunner fake;
+  CellRunner runner = [this](const Scenario& s, const std::string& a, uint64_t seed,
+                             const fs::path& d) { return fake(s, a, seed, d); };
+
+  SuiteOptions options() {
+    SuiteOptions o;
+    o.name = "unit";
+    o.out_dir = out.path() / "out";
+    o.junit_file = out.path() / "junit.xml";
+    o.html_report = false;
+    o.progress = &progress;
+    o.invocation = {{"command_line", {"locklab", "suite", "x"}}};
+    return o;
+  }
+
+  // Every file under the output, relative to it.
+  std::set<std::string> files() {
+    std::set<std::string> found;
+    for (const auto& entry : fs::recursive_directory_iterator(out.path()))
+      if (entry.is_regular_file()) found.insert(fs::relative(entry.path(), out.path()).string());
+    return found;
+  }
+};
+
+using RunSuite = Fixture;
+
+TEST_F(RunSuite, OneRunPerCellWritesTheRunLayout) {
+  std::vector<Scenario> scenarios = {scenario("calm", {"set-nx-px", "fenced"}, 3),
+                                     scenario("pause", {"set-nx-px"}, 8, "violated")};
+  json suite = run_suite(scenarios, options(), runner);
+
+  EXPECT_EQ(files(), (std::set<std::string>{
+                         "junit.xml", "out/results.json", "out/calm/results.json",
+                         "out/calm/set-nx-px/history.jsonl", "out/calm/fenced/history.jsonl",
+                         "out/pause/results.json", "out/pause/set-nx-px/history.jsonl"}))
+      << "no temporary file is left behind";
+  EXPECT_EQ(read_json(out.path() / "out" / "results.json"), suite);
+  EXPECT_EQ(suite["exit_status"], 0);
+  EXPECT_EQ(suite["suite"], "unit");
+  EXPECT_EQ(suite["invocation"]["command_line"][1], "suite");
+  EXPECT_EQ(suite["options"]["shard"], "1/1");
+  EXPECT_EQ(suite["totals"]["cells"], 3);
+  EXPECT_EQ(suite["totals"]["cells_met"], 3);
+  ASSERT_EQ(suite["scenarios"].size(), 2u);
+  EXPECT_EQ(suite["scenarios"][0]["dir"], "calm");
+  EXPECT_EQ(suite["scenarios"][0]["algorithms"], json({"set-nx-px", "fenced"}));
+  EXPECT_EQ(suite["scenarios"][1]["seed"], 8);
+  const json& pause = suite["cells"][2];
+  EXPECT_EQ(pause["scenario"], "pause");
+  EXPECT_EQ(pause["detection_rate"], 1.0);
+  EXPECT_EQ(pause["met"], true);
+  EXPECT_EQ(pause["seeds"], json({8}));
+  EXPECT_EQ(pause["results"], "pause/results.json");
+
+  json calm = read_json(out.path() / "out" / "calm" / "results.json");
+  EXPECT_EQ(calm["scenario"], "calm");
+  EXPECT_EQ(calm["seed"], 3);
+  ASSERT_EQ(calm["runs"].size(), 2u);
+  EXPECT_EQ(calm["runs"][0]["algorithm"], "set-nx-px");
+  EXPECT_EQ(calm["runs"][0]["history"], "set-nx-px/history.jsonl");
+  EXPECT_TRUE(calm["runs"][0]["seconds"].is_number());
+  EXPECT_EQ(calm["runs"][1]["algorithm"], "fenced");
+
+  const std::string lines = progress.str();
+  EXPECT_NE(lines.find("[1/3] calm × set-nx-px: safe (expected safe) ok "), std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find("[3/3] pause × set-nx-px: violated (expected violated) ok "),
+            std::string::npos)
+      << lines;
+}
+
+TEST_F(RunSuite, SeveralRunsGoToRunDirectoriesWithTheirSeeds) {
+  SuiteOptions o = options();
+  o.matrix.runs = 3;
+  o.matrix.seed = 100;
+  json suite = run_suite({scenario("pause", {"set-nx-px"}, 8, "violated")}, o, runner);
+  ASSERT_EQ(fake.calls.size(), 3u);
+  std::set<std::pair<uint64_t, fs::path>> dirs;
+  for (const auto& call : fake.calls) dirs.insert({call.seed, call.dir});
+  const fs::path base = o.out_dir / "pause";
+  EXPECT_EQ(dirs, (std::set<std::pair<uint64_t, fs::path>>{
+                      {100, base / "run-1"}, {101, base / "run-2"}, {102, base / "run-3"}}));
+  json results = read_json(base / "results.json");
+  ASSERT_EQ(results["runs"].size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(results["runs"][k]["run"], k + 1);
+    EXPECT_EQ(results["runs"][k]["seed"], 100 + k);
+    EXPECT_EQ(results["runs"][k]["history"],
+              "run-" + std::to_string(k + 1) + "/set-nx-px/history.jsonl");
+    EXPECT_TRUE(fs::exists(base / results["runs"][k]["history"].get<std::string>()));
+  }
+  EXPECT_EQ(results["runs_per_algorithm"], 3);
+  EXPECT_EQ(suite["cells"][0]["runs"], 3);
+  EXPECT_EQ(suite["cells"][0]["runs_met"], 3);
+  EXPECT_EQ(suite["cells"][0]["seeds"], json({100, 101, 102}));
+  EXPECT_EQ(suite["options"]["seed"], 100);
+  EXPECT_NE(progress.str().find("pause × set-nx-px run 2/3"), std::string::npos) << progress.str();
+}
+
+TEST_F(RunSuite, JobsRunCellsAtOnceAndKeepTheOrder) {
+  fake.work = std::chrono::milliseconds(150);
+  SuiteOptions o = options();
+  o.jobs = 3;
+  std::vector<Scenario> scenarios = {scenario("a", {"set-nx-px", "fenced", "redlock"}, 1),
+                                     scenario("b", {"set-nx-px", "fenced", "redlock"}, 2)};
+  json parallel = run_suite(scenarios, o, runner);
+  EXPECT_GE(fake.most_running.load(), 2) << "cells overlapped in time";
+  EXPECT_LE(fake.most_running.load(), 3) << "never more than --jobs at once";
+
+  std::vector<std::string> order;
+  for (const auto& cell : parallel["cells"])
+    order.push_back(cell["scenario"].get<std::string>() + "/" +
+                    cell["algorithm"].get<std::string>());
+  EXPECT_EQ(order, (std::vector<std::string>{"a/set-nx-px", "a/fenced", "a/redlock", "b/set-nx-px",
+                                             "b/fenced", "b/redlock"}));
+  json b = read_json(o.out_dir / "b" / "results.json");
+  EXPECT_EQ(b["runs"][2]["algorithm"], "redlock")
+      << "a scenario's runs are in cell order, not finish order";
+}
+
+TEST_F(RunSuite, ShardRunsOnlyItsCells) {
+  SuiteOptions o = options();
+  o.shard = {2, 2};
+  std::vector<Scenario> scenarios = {scenario("a", {"set-nx-px", "fenced"}, 1),
+                                     scenario("b", {"set-nx-px"}, 2), scenario("c", {"fenced"}, 3)};
+  json suite =
+      run_suite(scenarios, o, runner);  // cells 0..3: a/set-nx-px a/fenced b/set-nx-px c/fenced
+  ASSERT_EQ(fake.calls.size(), 2u);
+  ASSERT_EQ(suite["cells"].size(), 2u);
+  EXPECT_EQ(suite["cells"][0]["scenario"], "a");
+  EXPECT_EQ(suite["cells"][0]["algorithm"], "fenced");
+  EXPECT_EQ(suite["cells"][1]["scenario"], "c");
+  EXPECT_EQ(suite["options"]["shard"], "2/2");
+  ASSERT_EQ(suite["scenarios"].size(), 2u) << "only scenarios with a cell in the shard";
+  EXPECT_FALSE(fs::exists(o.out_dir / "b"));
+}
+
+TEST_F(RunSuite, UnmetExpectationIsStatusOneAndAJunitFailure) {
+  json suite =
+      run_suite({scenario("calm", {"set-nx-px"}, 1), scenario("pause-wrong", {"set-nx-px"}, 2)},
+                options(), runner);  // pause-wrong expects safe but is violated
+  EXPECT_EQ(suite["exit_status"], 1);
+  EXPECT_EQ(suite["totals"]["cells_unmet"], 1);
+  json junit = suite_test::parse_junit(out.path() / "junit.xml");
+  ASSERT_FALSE(junit.is_null());
+  EXPECT_EQ(junit["tests"], "2");
+  EXPECT_EQ(junit["failures"], "1");
+  EXPECT_EQ(junit["errors"], "0");
+  const json& failing = junit["suites"][1]["cases"][0];
+  EXPECT_EQ(failing["classname"], "pause-wrong");
+  EXPECT_EQ(failing["name"], "set-nx-px");
+  EXPECT_EQ(failing["failure"]["message"],
+            "expected safe, found mutual-exclusion: c2 overlapped c1");
+  EXPECT_TRUE(junit["suites"][0]["cases"][0]["failure"].is_null());
+  EXPECT_EQ(junit["suites"][1]["properties"]["seed"], "2");
+  EXPECT_NE(progress.str().find("pause-wrong × set-nx-px: violated (expected safe) NOT MET"),
+            std::string::npos)
+      << progress.str();
+}
+
+TEST_F(RunSuite, RunnerExceptionIsAnErrorRunAndStatusTwo) {
+  CellRunner throwing = [this](const Scenario& s, const std::string& a, uint64_t seed,
+                               const fs::path& d) -> json {
+    if (a == "fenced") throw std::runtime_error("cannot start redis-server: no free port");
+    return fake(s, a, seed, d);
+  };
+  json suite = run_suite({scenario("calm", {"set-nx-px", "fenced"}, 1)}, options(), throwing);
+  EXPECT_EQ(suite["exit_status"], 2);
+  EXPECT_EQ(suite["cells"][1]["errors"], 1);
+  json calm = read_json(options().out_dir / "calm" / "results.json");
+  EXPECT_EQ(calm["runs"][1]["error"], "cannot start redis-server: no free port");
+  EXPECT_EQ(calm["runs"][1]["verdict"], "unknown");
+  json junit = suite_test::parse_junit(out.path() / "junit.xml");
+  ASSERT_FALSE(junit.is_null());
+  EXPECT_EQ(junit["errors"], "1");
+  EXPECT_EQ(junit["suites"][0]["cases"][1]["error"]["message"],
+            "the run failed: cannot start redis-server: no free port");
+}
+
+TEST_F(RunSuite, UnwritableOutputThrowsNamingTheFile) {
+  SuiteOptions o = options();
+  std::ofstream(out.path() / "file") << "x";
+  o.out_dir = out.path() / "file" / "out";
+  try {
+    run_suite({scenario("calm", {"set-nx-px"}, 1)}, o, runner);
+    FAIL() << "wrote under a regular file";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find((out.path() / "file").string()), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace locklab::suite

@@ -1,0 +1,242 @@
+// End to end: `locklab suite` and `locklab sweep` as CI and users run them,
+// over tiny scenarios against real redis-server processes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "suite_test_support.h"
+#include "temp_dir.h"
+
+namespace locklab {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using suite_test::Outcome;
+using suite_test::parse_junit;
+using suite_test::read_json;
+using suite_test::slurp;
+
+Outcome locklab(const std::string& args) {
+  return suite_test::run_command(std::string(LOCKLAB_PATH) + " " + args);
+}
+
+// No faults, about a second: set-nx-px stays safe.
+json calm_scenario(const std::string& expected = "safe") {
+  return {{"name", "calm"},
+          {"clients", 3},
+          {"workload",
+           {{"locks", {"L"}}, {"ttl_ms", 2000}, {"wait_ms", 500}, {"work_ms", 2}, {"think_ms", 2}}},
+          {"duration_ms", 1000},
+          {"seed", 5},
+          {"algorithms", {"set-nx-px"}},
+          {"expect", {{"default", {{"verdict", expected}}}}}};
+}
+
+// Story 5 in small: c1 is paused right before writing for longer than the
+// lease, so another client takes the lock while c1 still believes it holds it.
+json pause_scenario(int64_t ttl_ms = 500, int64_t pause_ms = 1000, int64_t duration_ms = 2500) {
+  return {
+      {"name", "pause"},
+      {"clients", 2},
+      {"workload",
+       {{"locks", {"L"}}, {"ttl_ms", ttl_ms}, {"wait_ms", 3000}, {"work_ms", 5}, {"think_ms", 5}}},
+      {"duration_ms", duration_ms},
+      {"seed", 8},
+      {"algorithms", {"set-nx-px"}},
+      {"faults",
+       {{{"kind", "pause"},
+         {"when", {{"client", "c1"}, {"step", "before-write"}}},
+         {"duration_ms", pause_ms}}}},
+      {"expect", {{"default", {{"verdict", "violated"}, {"kinds", {"mutual-exclusion"}}}}}}};
+}
+
+void write_json(const fs::path& path, const json& document) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << document.dump(2);
+}
+
+struct SuiteCli : ::testing::Test {
+  TempDir dir{"suite-cli"};
+  fs::path suite = dir.path() / "scenarios";
+  fs::path out = dir.path() / "out";
+  fs::path junit = dir.path() / "junit.xml";
+  std::string paths() {
+    return suite.string() + " --out " + out.string() + " --junit " + junit.string();
+  }
+};
+
+TEST_F(SuiteCli, MetExpectationsExitZeroWithResultsJunitAndReport) {
+  write_json(suite / "calm.json", calm_scenario());
+  write_json(suite / "pause.json", pause_scenario());
+  write_json(suite / "schema.json", {{"not", "a scenario"}});
+  Outcome o = locklab("suite " + paths() + " --jobs 2");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.err.find("] pause × set-nx-px: violated (expected violated) ok "), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("] calm × set-nx-px: safe (expected safe) ok "), std::string::npos) << o.err;
+
+  json results = read_json(out / "results.json");
+  EXPECT_EQ(results["suite"], "scenarios");
+  EXPECT_EQ(results["exit_status"], 0);
+  EXPECT_EQ(results["invocation"]["command_line"][1], "suite");
+  EXPECT_FALSE(results["locklab_version"].get<std::string>().empty());
+  ASSERT_EQ(results["cells"].size(), 2u);
+  const json& calm = results["cells"][0];
+  EXPECT_EQ(calm["scenario"], "calm") << "directory order is by file name";
+  EXPECT_EQ(calm["met"], true);
+  EXPECT_EQ(calm["detections"], 0);
+  EXPECT_EQ(calm["seeds"], json({5}));
+  const json& pause = results["cells"][1];
+  EXPECT_EQ(pause["met"], true);
+  EXPECT_EQ(pause["detections"], 1);
+  EXPECT_EQ(pause["detection_rate"], 1.0);
+  EXPECT_GE(pause["kinds"].value("mutual-exclusion", 0), 1);
+  EXPECT_EQ(results["totals"]["cells_met"], 2);
+
+  json pause_run = read_json(out / "pause" / "results.json");
+  ASSERT_EQ(pause_run["runs"].size(), 1u);
+  EXPECT_EQ(pause_run["runs"][0]["verdict"], "violated");
+  EXPECT_TRUE(fs::exists(out / "pause" / "set-nx-px" / "history.jsonl"));
+  EXPECT_TRUE(fs::exists(out / "calm" / "set-nx-px" / "history.jsonl"));
+  EXPECT_TRUE(fs::exists(out / "index.html"));
+  EXPECT_TRUE(fs::exists(out / "pause" / "report.html"));
+
+  json xml = parse_junit(junit);
+  ASSERT_FALSE(xml.is_null());
+  EXPECT_EQ(xml["tests"], "2");
+  EXPECT_EQ(xml["failures"], "0");
+  EXPECT_EQ(xml["errors"], "0");
+  ASSERT_EQ(xml["suites"].size(), 2u);
+  EXPECT_EQ(xml["suites"][0]["name"], "calm");
+  const json& test = xml["suites"][1]["cases"][0];
+  EXPECT_EQ(test["classname"], "pause");
+  EXPECT_EQ(test["name"], "set-nx-px");
+  EXPECT_GT(std::stod(test["time"].get<std::string>()), 0.5) << "the run's own duration";
+  EXPECT_TRUE(test["failure"].is_null());
+}
+
+TEST_F(SuiteCli, WrongExpectationExitsOneWithAJunitFailure) {
+  write_json(suite / "calm.json", calm_scenario("violated"));
+  Outcome o = locklab("suite " + paths());
+  EXPECT_EQ(o.status, 1) << o.err;
+  EXPECT_NE(o.err.find("calm × set-nx-px: safe (expected violated) NOT MET"), std::string::npos)
+      << o.err;
+  json results = read_json(out / "results.json");
+  EXPECT_EQ(results["totals"]["cells_unmet"], 1);
+  EXPECT_EQ(results["cells"][0]["met"], false);
+  json xml = parse_junit(junit);
+  ASSERT_FALSE(xml.is_null());
+  EXPECT_EQ(xml["failures"], "1");
+  const json& failure = xml["suites"][0]["cases"][0]["failure"];
+  ASSERT_TRUE(failure.is_object());
+  EXPECT_EQ(failure["message"], "expected violated, measured safe: no violation found");
+  EXPECT_EQ(failure["type"], "unmet-expectation");
+}
+
+TEST_F(SuiteCli, ShardTwoOfTwoRunsOnlyItsHalf) {
+  write_json(suite / "calm.json", calm_scenario());
+  write_json(suite / "pause.json", pause_scenario());
+  // Cells: calm run 1, calm run 2, pause run 1, pause run 2; shard 2/2 keeps the odd indices.
+  Outcome o = locklab("suite " + paths() + " --runs 2 --shard 2/2 --jobs 2");
+  ASSERT_EQ(o.status, 0) << o.err;
+  json results = read_json(out / "results.json");
+  EXPECT_EQ(results["options"]["shard"], "2/2");
+  ASSERT_EQ(results["cells"].size(), 2u);
+  for (const auto& cell : results["cells"]) {
+    EXPECT_EQ(cell["runs"], 1) << cell;
+    const uint64_t base = cell["scenario"] == "calm" ? 5 : 8;
+    EXPECT_EQ(cell["seeds"], json({base + 1})) << "run 2 of each scenario";
+  }
+  EXPECT_TRUE(fs::exists(out / "calm" / "run-2" / "set-nx-px" / "history.jsonl"));
+  EXPECT_FALSE(fs::exists(out / "calm" / "run-1"));
+  EXPECT_FALSE(fs::exists(out / "pause" / "run-1"));
+  json calm = read_json(out / "calm" / "results.json");
+  ASSERT_EQ(calm["runs"].size(), 1u);
+  EXPECT_EQ(calm["runs"][0]["run"], 2);
+  EXPECT_EQ(calm["runs"][0]["history"], "run-2/set-nx-px/history.jsonl");
+  json xml = parse_junit(junit);
+  ASSERT_FALSE(xml.is_null());
+  EXPECT_EQ(xml["tests"], "2");
+}
+
+TEST_F(SuiteCli, BadScenarioFileExitsTwoNamingItBeforeAnythingRuns) {
+  write_json(suite / "calm.json", calm_scenario());
+  std::ofstream(suite / "broken.json") << "{\"name\": \"broken\",\n  \"clients\": 3,,\n}";
+  Outcome o = locklab("suite " + paths());
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("broken.json"), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_FALSE(fs::exists(out)) << "nothing ran";
+  EXPECT_FALSE(fs::exists(junit));
+}
+
+TEST_F(SuiteCli, UsageErrorsExitTwoWithOneClearLine) {
+  write_json(suite / "calm.json", calm_scenario());
+  write_json(suite / "pause.json", pause_scenario());
+  const std::string pause = (suite / "pause.json").string();
+  const std::string sweep = "sweep " + pause + " --out " + out.string();
+  struct Case {
+    std::string args, must_say;
+  } cases[] = {
+      {"suite " + paths() + " --shard 3/2", "--shard"},
+      {"suite " + paths() + " --shard 0/2", "--shard"},
+      {"suite " + paths() + " --shard half", "--shard"},
+      {"suite " + paths() + " --algorithm no-such-lock", "no-such-lock"},
+      {"suite " + paths() + " --algorithm redlock", "--algorithm"},
+      {"suite " + (dir.path() / "missing").string(), "missing"},
+      {sweep + " --fault 1 --param duration_ms --from 0 --to 100", "--fault: 1 is out of range"},
+      {sweep + " --fault 0 --param delta_ms --from 0 --to 100", "no delta_ms"},
+      {sweep + " --fault 0 --param duration_ms --from 100 --to 100", "--from must be below --to"},
+      {sweep + " --fault 0 --param duration_ms --from 0 --to 100 --kind nonsense", "nonsense"},
+      {"sweep " + (suite / "calm.json").string() + " --fault 0 --param duration_ms --from 0 --to 9",
+       "no faults"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    Outcome o = locklab(c.args);
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_NE(o.err.find(c.must_say), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  }
+  EXPECT_FALSE(fs::exists(out)) << "nothing ran";
+}
+
+TEST_F(SuiteCli, SuiteAndSweepHaveHelp) {
+  for (const char* command : {"suite --help", "sweep --help"}) {
+    Outcome o = locklab(command);
+    EXPECT_EQ(o.status, 0) << command;
+    EXPECT_NE(o.out.find("Usage"), std::string::npos) << o.out;
+  }
+}
+
+TEST_F(SuiteCli, SweepFindsTheBreakingPauseNearTheTtl) {
+  const int64_t ttl = 500;
+  write_json(suite / "pause.json", pause_scenario(ttl, 0, 2300));
+  Outcome o = locklab("sweep " + (suite / "pause.json").string() +
+                      " --fault 0 --param duration_ms --from 0 --to 1500 --precision 100 --runs 1"
+                      " --algorithm set-nx-px --out " +
+                      out.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  json sweep = read_json(out / "sweep.json");
+  ASSERT_EQ(sweep["algorithms"].size(), 1u);
+  const json& result = sweep["algorithms"][0];
+  ASSERT_EQ(result["outcome"], "breaks") << result.dump(2);
+  const double breaking = result["breaking_value"].get<double>();
+  EXPECT_GE(breaking, ttl / 2.0) << result.dump(2);
+  EXPECT_LE(breaking, 2.0 * ttl) << result.dump(2);
+  EXPECT_LE(breaking - result["last_safe_value"].get<double>(), 100);
+  EXPECT_NE(std::find(result["kinds_at_break"].begin(), result["kinds_at_break"].end(),
+                      "mutual-exclusion"),
+            result["kinds_at_break"].end())
+      << result.dump(2);
+  EXPECT_NE(o.out.find("set-nx-px (ttl 500 ms): breaks at duration_ms ≥ "), std::string::npos)
+      << o.out;
+  // Every probed run left its history where sweep.json says.
+  for (const auto& probe : result["probes"])
+    for (const auto& run : probe["details"])
+      EXPECT_TRUE(fs::exists(out / run["history"].get<std::string>())) << run;
+}
+
+}  // namespace
+}  // namespace locklab
