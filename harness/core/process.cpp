@@ -284,6 +284,8 @@ int ChildProcess::stop(std::chrono::milliseconds grace) {
 void install_termination_cleanup() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // A write to a server that just died must be an error, not the lab's death.
+    ::signal(SIGPIPE, SIG_IGN);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

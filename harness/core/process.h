@@ -60,9 +60,10 @@ class ChildProcess {
 // True if `program` is found in PATH (or is an executable path).
 bool program_available(const std::string& program);
 
-// Installs the lab's SIGINT/SIGTERM handling: on either signal every live
+// Installs the lab's signal handling: on SIGINT/SIGTERM/SIGHUP every live
 // ChildProcess is killed, every live TempDir removed, and the lab exits with
-// 128+signal. Must be called before any thread is started; idempotent.
+// 128+signal; SIGPIPE is ignored (a write to a dead server is an error, not
+// the end of the lab). Must be called before any thread is started; idempotent.
 void install_termination_cleanup();
 
 }  // namespace locklab
