@@ -37,6 +37,7 @@ Action add_run_command(CLI::App& parent) {
     std::vector<std::string> algorithms;
     uint64_t seed = 0;
     std::string out_dir;
+    std::string adapter;
   };
   auto options = std::make_shared<Options>();
   auto* run = parent.add_subcommand("run", "Run a scenario against real redis-server processes");
@@ -47,6 +48,10 @@ Action add_run_command(CLI::App& parent) {
   run->add_option("--out,-o", options->out_dir,
                   "Output directory for results.json and <algorithm>/history.jsonl "
                   "(default: locklab-out/<scenario name>)");
+  run->add_option("--adapter", options->adapter,
+                  "Test your own lock instead: the command of an adapter program speaking "
+                  "harness/adapter/PROTOCOL.md (it gets --redis host:port,… appended)")
+      ->excludes("--algorithm");
   return [options, seed_option] {
     Scenario scenario = load_scenario(options->scenario_file);
     for (const auto& id : options->algorithms) {
@@ -59,6 +64,7 @@ Action add_run_command(CLI::App& parent) {
       throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
     RunOptions run_options;
     run_options.algorithms = options->algorithms;
+    if (!options->adapter.empty()) run_options.adapter = AdapterConfig{.command = options->adapter};
     if (*seed_option) run_options.seed = options->seed;
     run_options.out_dir = options->out_dir.empty()
                               ? std::filesystem::path("locklab-out") / scenario.name

@@ -79,7 +79,7 @@ Action add_sweep_command(CLI::App& parent) {
                                 : std::filesystem::path(options->out_dir);
     sweep_options.invocation = suite::current_invocation();
 
-    nlohmann::json result = suite::run_sweep(scenario, sweep_options, run_algorithm);
+    nlohmann::json result = suite::run_sweep(scenario, sweep_options, suite::run_built_in);
     std::cout << suite::sweep_table(result);
     std::cerr << "results: " << (sweep_options.out_dir / "sweep.json").string() << "\n";
     return result["exit_status"].get<int>();

@@ -5,6 +5,7 @@
 
 #include "cluster.h"
 #include "lock.h"
+#include "server_clock.h"
 #include "server_faults.h"
 
 namespace locklab {
@@ -157,12 +158,23 @@ void Nemesis::apply(const Fault& f, const std::string& trigger_client) {
   } else if (f.kind == "crash-client") {
     for (size_t c : clients) clients_[c].crash();
   } else if (f.kind == "clock-jump") {
-    for (size_t c : clients) clients_[c].clock->jump(milliseconds(f.delta_ms));
-    if (f.duration_ms)
-      undo = [this, clients, &f] { for (size_t c : clients) clients_[c].clock->jump(-milliseconds(f.delta_ms)); };
+    auto jump = [this, clients](milliseconds delta) {
+      for (size_t c : clients) {
+        clients_[c].clock->jump(delta);
+        if (clients_[c].process_clock) clients_[c].process_clock->jump(delta);
+      }
+    };
+    jump(milliseconds(f.delta_ms));
+    if (f.duration_ms) undo = [jump, &f] { jump(-milliseconds(f.delta_ms)); };
   } else if (f.kind == "clock-rate") {
-    for (size_t c : clients) clients_[c].clock->set_rate(f.rate);
-    undo = [this, clients] { for (size_t c : clients) clients_[c].clock->set_rate(1.0); };
+    auto set_rate = [this, clients](double rate) {
+      for (size_t c : clients) {
+        clients_[c].clock->set_rate(rate);
+        if (clients_[c].process_clock) clients_[c].process_clock->set_rate(rate);
+      }
+    };
+    set_rate(f.rate);
+    undo = [set_rate] { set_rate(1.0); };
   } else if (f.kind == "server-clock-jump" || f.kind == "server-clock-rate") {
     bool jump = f.kind == "server-clock-jump";
     for (size_t s : servers) {

@@ -18,6 +18,7 @@ namespace locklab {
 
 class Cluster;
 class PauseGate;
+class ServerClock;
 class SkewableClock;
 
 // What the nemesis may do to one client.
@@ -26,6 +27,9 @@ struct ClientHandle {
   PauseGate* gate;
   SkewableClock* clock;
   std::function<void()> crash;  // the client dies at its next step
+  // The wall clock of the client's lock process, when the lock runs outside
+  // the lab (an adapter): client clock faults move it with `clock`.
+  ServerClock* process_clock = nullptr;
 };
 
 class Nemesis {

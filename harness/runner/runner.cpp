@@ -1,15 +1,18 @@
 #include "runner.h"
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <thread>
 
+#include "adapter_lock.h"
 #include "checkers.h"
 #include "client.h"
 #include "cluster.h"
 #include "hiredis_connection.h"
 #include "nemesis.h"
 #include "recorder.h"
+#include "server_clock.h"
 #include "version.h"
 
 namespace locklab {
@@ -52,15 +55,21 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
 }  // namespace
 
 json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
-                   const std::filesystem::path& out_dir) {
-  const Expectation& expected = scenario.expectation_for(algorithm);
+                   const std::filesystem::path& out_dir, const AdapterConfig* adapter) {
+  const Expectation& expected =
+      adapter ? scenario.default_expectation : scenario.expectation_for(algorithm);
   json run{{"algorithm", algorithm},
            {"expected", expectation_json(expected)},
            {"history", algorithm + "/history.jsonl"},
            {"seed", seed},
            {"error", nullptr}};
+  if (adapter) run["adapter"] = adapter->command;
   try {
-    ClusterShape shape = shape_for(algorithm, scenario.topology);
+    std::filesystem::create_directories(out_dir / algorithm);
+    ClusterShape shape = adapter ? ClusterShape{scenario.topology.nodes, scenario.topology.replicas,
+                                                scenario.topology.sentinels,
+                                                scenario.topology.persistence}
+                                 : shape_for(algorithm, scenario.topology);
     shape.server_clocks = needs_server_clocks(scenario.faults);
     Cluster cluster(shape, scenario.clients, seed);
     history::Recorder recorder;
@@ -72,8 +81,15 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
       if (Nemesis* n = nemesis_ptr.load()) n->on_step(client, step);
     };
 
+    // An adapter runs in its own process: client clock faults reach it
+    // through the clock shim, one clock per client.
+    std::vector<std::unique_ptr<ServerClock>> adapter_clocks;
+    bool skews_clients = std::any_of(scenario.faults.begin(), scenario.faults.end(), [](const Fault& f) {
+      return f.kind == "clock-jump" || f.kind == "clock-rate";
+    });
     std::vector<std::unique_ptr<Client>> clients;
     for (int i = 0; i < scenario.clients; ++i) {
+      if (adapter && skews_clients) adapter_clocks.push_back(std::make_unique<ServerClock>());
       std::string id = "c" + std::to_string(i + 1);
       LockContext context;
       context.node_count = shape.masters;
@@ -91,11 +107,22 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
       };
       clients.push_back(std::make_unique<Client>(
           id, seed * 1000 + uint64_t(i + 1), recorder.log_for(id),
-          [&algorithm](LockContext c) { return make_lock(algorithm, c); }, context, listener));
+          [&algorithm, adapter, &out_dir, &adapter_clocks](LockContext c) {
+            if (!adapter) return make_lock(algorithm, c);
+            AdapterConfig config = *adapter;
+            if (config.log_dir.empty()) config.log_dir = out_dir / algorithm;
+            if (!adapter_clocks.empty())
+              for (auto& [k, v] : adapter_clocks.back()->env()) config.env[k] = v;
+            return make_adapter_lock(config, c);
+          },
+          context, listener));
     }
     std::vector<ClientHandle> handles;
-    for (auto& c : clients)
-      handles.push_back({c->id(), &c->gate(), &c->clock(), [client = c.get()] { client->crash(); }});
+    for (size_t i = 0; i < clients.size(); ++i) {
+      Client* c = clients[i].get();
+      handles.push_back({c->id(), &c->gate(), &c->clock(), [c] { c->crash(); },
+                         adapter_clocks.empty() ? nullptr : adapter_clocks[i].get()});
+    }
     Nemesis nemesis(scenario.faults, cluster, handles, recorder.log_for("nemesis"));
     nemesis_ptr = &nemesis;
     nemesis.start();
@@ -146,6 +173,7 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
 json run_scenario(const Scenario& scenario, const RunOptions& options) {
   std::vector<std::string> selected =
       options.algorithms.empty() ? scenario.algorithms : options.algorithms;
+  if (options.adapter) selected = {probe_adapter(*options.adapter).name};
   uint64_t seed = options.seed.value_or(scenario.seed);
   std::filesystem::create_directories(options.out_dir);
   json results{{"scenario", scenario.name},
@@ -155,7 +183,8 @@ json run_scenario(const Scenario& scenario, const RunOptions& options) {
                {"locklab_version", kVersion},
                {"runs", json::array()}};
   for (const auto& algorithm : selected)
-    results["runs"].push_back(run_algorithm(scenario, algorithm, seed, options.out_dir));
+    results["runs"].push_back(run_algorithm(scenario, algorithm, seed, options.out_dir,
+                                            options.adapter ? &*options.adapter : nullptr));
   write_atomically(options.out_dir / "results.json", results.dump(2) + "\n");
   return results;
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapter_process.h"
 #include "scenario.h"
 
 namespace locklab {
@@ -18,6 +19,9 @@ struct RunOptions {
   std::vector<std::string> algorithms;  // empty = the scenario's own list
   std::optional<uint64_t> seed;         // overrides the scenario's seed
   std::filesystem::path out_dir;        // results.json and <algorithm>/history.jsonl go here
+  // Test an external lock instead of the built-in algorithms: its name (from
+  // the adapter's hello) replaces the scenario's algorithm list.
+  std::optional<AdapterConfig> adapter;
 };
 
 // Runs every selected algorithm of `scenario` and writes out_dir/results.json
@@ -27,9 +31,12 @@ struct RunOptions {
 // Throws std::runtime_error only when nothing can be run or written.
 nlohmann::json run_scenario(const Scenario& scenario, const RunOptions& options);
 
-// One algorithm's run, as it appears in results.json's "runs" array.
+// One algorithm's run, as it appears in results.json's "runs" array. With
+// `adapter`, the lock is that external program and `algorithm` only names it
+// (its expectation is the scenario's default one).
 nlohmann::json run_algorithm(const Scenario& scenario, const std::string& algorithm,
-                             uint64_t seed, const std::filesystem::path& out_dir);
+                             uint64_t seed, const std::filesystem::path& out_dir,
+                             const AdapterConfig* adapter = nullptr);
 
 // The exit status the results call for: 0 every expectation met, 1 some
 // expectation unmet (a violation where none was expected, or none where one

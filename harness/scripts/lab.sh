@@ -56,7 +56,7 @@ case "$command" in
     install_missing
     build
     cd "$here"
-    exec "$build/locklab" run scenarios/smoke.json --out results/smoke "$@"
+    exec "$build/locklab" suite scenarios --out results --junit results/junit.xml "$@"
     ;;
   test)
     install_missing

@@ -13,6 +13,7 @@
 #include "junit.h"
 #include "progress.h"
 #include "report.h"
+#include "runner.h"
 #include "summary.h"
 #include "version.h"
 
@@ -159,6 +160,11 @@ class Execution {
 };
 
 }  // namespace
+
+json run_built_in(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
+                  const fs::path& out_dir) {
+  return run_algorithm(scenario, algorithm, seed, out_dir);
+}
 
 json current_invocation() {
   json command_line = json::array();

@@ -30,6 +30,10 @@ using CellRunner =
     std::function<nlohmann::json(const Scenario& scenario, const std::string& algorithm,
                                  uint64_t seed, const std::filesystem::path& out_dir)>;
 
+// The CellRunner of the built-in algorithms: run_algorithm() itself.
+nlohmann::json run_built_in(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
+                            const std::filesystem::path& out_dir);
+
 struct SuiteOptions {
   std::string name = "suite";  // the suite's name in results.json, JUnit and the HTML index
   std::filesystem::path out_dir;

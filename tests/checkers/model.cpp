@@ -47,7 +47,7 @@ class Model {
     for (int i = 0; i < locks; ++i) {
       LockModel lock;
       lock.name = "L" + std::to_string(i);
-      lock.ttl_ms = choose_.below(2) ? 1 : 1000;
+      lock.ttl_ms = choose_.below(2) ? 1 : 3;
       const uint32_t kind = choose_.below(4);
       lock.reentrant = kind == 1;
       lock.fencing = kind == 2 || choose_.below(3) == 0;
@@ -96,11 +96,14 @@ class Model {
     expire();
     const uint32_t action = choose_.below(100);
     if (action < 4) return nemesis_noise();
-    if (action < 6) return crash(processes_[choose_.below(uint32_t(processes_.size()))]);
+    if (action == 4 && choose_.below(8) == 0)
+      return crash(processes_[choose_.below(uint32_t(processes_.size()))]);
     ProcessModel& p = processes_[choose_.below(uint32_t(processes_.size()))];
     if (!p.alive) return;
     if (p.op == Op::None) return start(p);
-    if (choose_.below(2)) return take_effect(p);
+    // An acquire keeps retrying for a while (its wait_ms).
+    const bool retrying = p.op == Op::Acquire && !p.took_effect;
+    if (choose_.below(4) < (retrying ? 3u : 2u)) return take_effect(p);
     complete(p, false);
   }
 
@@ -142,51 +145,36 @@ class Model {
     const int l = int(choose_.below(uint32_t(locks_.size())));
     LockModel& lock = locks_[size_t(l)];
     const bool holding = p.held[size_t(l)] > 0;  // then Redis has it as ours too
+    const bool owner = lock.owner == id(p);      // perhaps without knowing
     p.lock = l;
     p.took_effect = false;
-    switch (choose_.below(5)) {
-      case 1:
-        if (lock.owner == id(p)) {
-          p.op = Op::Release;
-          if (holding) --p.held[size_t(l)];
-          const uint32_t outcome = choose_.below(10);
-          p.outcome = outcome == 0 ? Type::Fail : outcome <= 2 ? Type::Info : Type::Ok;
-          // Fail: never sent. Info: the reply was lost, the DEL may have run.
-          emit(p.name, Type::Invoke, "release", lock.name);
-          return;
-        }
-        break;
-      case 2:
-        if (holding) {
-          p.op = Op::Write;
-          p.read = lock.counter;
-          const uint32_t outcome = choose_.below(10);
-          p.outcome = outcome == 0 ? Type::Fail : outcome <= 2 ? Type::Info : Type::Ok;
-          Event& e = emit(p.name, Type::Invoke, "write", lock.name,
-                          json{{"read", p.read}, {"write", p.read + 1}});
-          if (lock.fencing) e.token = lock.token;
-          return;
-        }
-        break;
-      case 3:
-        if (holding) {
-          p.op = Op::Extend;
-          emit(p.name, Type::Invoke, "extend", lock.name, json{{"ttl_ms", lock.ttl_ms}});
-          return;
-        }
-        break;
-      case 4:
-        if (holding) {
-          p.held[size_t(l)] = 0;  // the client gives up; its key expires in time
-          emit(p.name, Type::Info, "lost", lock.name);
-          return;
-        }
-        break;
+    const uint32_t pick = choose_.below(20);
+    if (owner && (holding ? pick < 7 : pick < 5)) {
+      p.op = Op::Release;
+      if (holding) --p.held[size_t(l)];
+      const uint32_t outcome = choose_.below(10);
+      p.outcome = outcome == 0 ? Type::Fail : outcome <= 2 ? Type::Info : Type::Ok;
+      // Fail: never sent. Info: the reply was lost, the DEL may have run.
+      emit(p.name, Type::Invoke, "release", lock.name);
+    } else if (holding && pick < 14) {
+      p.op = Op::Write;
+      p.read = lock.counter;
+      const uint32_t outcome = choose_.below(10);
+      p.outcome = outcome == 0 ? Type::Fail : outcome <= 2 ? Type::Info : Type::Ok;
+      Event& e = emit(p.name, Type::Invoke, "write", lock.name,
+                      json{{"read", p.read}, {"write", p.read + 1}});
+      if (lock.fencing) e.token = lock.token;
+    } else if (holding && pick < 16) {
+      p.op = Op::Extend;
+      emit(p.name, Type::Invoke, "extend", lock.name, json{{"ttl_ms", lock.ttl_ms}});
+    } else if (holding && pick < 18) {
+      p.held[size_t(l)] = 0;  // the client gives up; its key expires in time
+      emit(p.name, Type::Info, "lost", lock.name);
+    } else if (!holding || lock.reentrant) {
+      p.op = Op::Acquire;
+      emit(p.name, Type::Invoke, "acquire", lock.name,
+           json{{"ttl_ms", lock.ttl_ms}, {"wait_ms", 100}});
     }
-    if (holding && !lock.reentrant) return;
-    p.op = Op::Acquire;
-    emit(p.name, Type::Invoke, "acquire", lock.name,
-         json{{"ttl_ms", lock.ttl_ms}, {"wait_ms", 100}});
   }
 
   // What the operation in flight does in Redis or the store, between its
@@ -235,9 +223,8 @@ class Model {
     json value = nullptr;
     std::optional<int64_t> token;
     if (op == Op::Acquire) {
-      const uint32_t outcome = choose_.below(10);
-      recorded = !p.took_effect ? (outcome == 0 ? Type::Info : Type::Fail)
-                                : (outcome == 0 ? Type::Info : Type::Ok);
+      const uint32_t outcome = choose_.below(20);
+      recorded = outcome == 0 ? Type::Info : p.took_effect ? Type::Ok : Type::Fail;
       if (recorded == Type::Ok) {
         if (p.alive) ++p.held[size_t(p.lock)];
         value = json{{"validity_ms", lock.ttl_ms}};
@@ -411,32 +398,27 @@ const std::vector<Plant>& plants() {
 std::vector<int64_t> interleave(std::vector<Event>& history, const Plant& plant,
                                 const std::vector<uint32_t>& choices) {
   Choices choose(choices);
-  std::vector<size_t> slots;  // plant event i goes before history[slots[i]]
-  for (size_t i = 0; i < plant.events.size(); ++i)
-    slots.push_back(choose.below(uint32_t(history.size() + 1)));
-  std::sort(slots.begin(), slots.end());
-
+  // The plant keeps its own timeline, starting anywhere in the history's;
+  // the history's times stay as they are (its model relies on them).
+  const int64_t span_ns = history.empty() ? 0 : history.back().time_ns;
+  int64_t time_ns = int64_t(choose.below(uint32_t(std::min<int64_t>(span_ns, 1 << 30) + 1)));
+  std::vector<Event> planted = plant.events;
+  for (size_t i = 0; i < planted.size(); ++i) {
+    time_ns += plant.gaps_ns[i];
+    planted[i].time_ns = time_ns;
+  }
   std::vector<Event> merged;
   std::vector<int64_t> plant_indices;
-  int64_t time_ns = 0;
-  int64_t previous_original_ns = 0;
-  size_t next_plant = 0;
-  auto append = [&](Event e, int64_t gap_ns) {
-    time_ns += gap_ns;
+  size_t h = 0, p = 0;
+  while (h < history.size() || p < planted.size()) {
+    const bool take_plant =
+        p < planted.size() &&
+        (h == history.size() || planted[p].time_ns < history[h].time_ns ||
+         (planted[p].time_ns == history[h].time_ns && choose.below(2)));
+    Event e = take_plant ? std::move(planted[p++]) : std::move(history[h++]);
     e.index = int64_t(merged.size());
-    e.time_ns = time_ns;
+    if (take_plant) plant_indices.push_back(e.index);
     merged.push_back(std::move(e));
-  };
-  for (size_t h = 0; h <= history.size(); ++h) {
-    while (next_plant < plant.events.size() && slots[next_plant] == h) {
-      append(plant.events[next_plant], plant.gaps_ns[next_plant]);
-      plant_indices.push_back(merged.back().index);
-      ++next_plant;
-    }
-    if (h == history.size()) break;
-    const int64_t gap = history[h].time_ns - previous_original_ns;
-    previous_original_ns = history[h].time_ns;
-    append(std::move(history[h]), gap);
   }
   history = std::move(merged);
   return plant_indices;

@@ -27,7 +27,7 @@ class Choices {
 };
 
 // Clients c1..cN on locks L0..Lk (some re-entrant, some fenced, some with the
-// classic unconditional-DEL unlock, TTL 1 ms or 1 s) against a model of
+// classic unconditional-DEL unlock, TTL 1 or 3 ms) against a model of
 // Redis and of the protected counter. Each operation takes effect at some
 // point between its invoke and its completion; an acquire retries its SET
 // until it completes. Acquires only succeed on a free lock, only holders
@@ -45,7 +45,7 @@ struct Plant {
   std::string name;  // e.g. "mutual-exclusion/lost"
   std::string kind;  // the violation it must produce
   std::vector<history::Event> events;  // index and time_ns are set by interleave()
-  std::vector<int64_t> gaps_ns;        // time between the previous event and each one
+  std::vector<int64_t> gaps_ns;        // time from the plant's previous event to each one
   std::vector<size_t> evidence;        // which of `events` the violation must name
   std::vector<std::string> processes;  // the processes it must name, in order
 };
@@ -53,10 +53,9 @@ struct Plant {
 // Every plant there is.
 const std::vector<Plant>& plants();
 
-// Mixes `plant` into `history` at positions picked by `choices`, keeping the
-// order of each, then renumbers and re-times the result (every plant event
-// at least its gap after the event before it). Returns the history indices
-// of the plant's events.
+// Mixes `plant` into `history` by time: the plant starts at a time picked by
+// `choices` and keeps its gaps; the history keeps its times. Renumbers the
+// result and returns the history indices of the plant's events.
 std::vector<int64_t> interleave(std::vector<history::Event>& history, const Plant& plant,
                                 const std::vector<uint32_t>& choices);
 
