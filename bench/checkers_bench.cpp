@@ -4,7 +4,10 @@
 // checker path chose between: a DOM parse with nlohmann::json, simdjson's
 // On-Demand API, and simdjson's DOM parser (which ViewReader uses).
 //
-//   checkers_bench [--events=N] [Google Benchmark flags]
+//   checkers_bench [--events=N] [--history=PATH] [Google Benchmark flags]
+//
+// --history=PATH writes the generated history there and keeps it (to profile
+// or to feed `locklab check`); by default it goes to a temp dir, removed after.
 //
 // Prints the events per second (wall clock and CPU time) and the peak memory
 // of the process after the check, which stays small: the checker streams.
@@ -74,7 +77,7 @@ void generate(const std::filesystem::path& path, int64_t events) {
     const int64_t token = ++tokens[lock];
     const int64_t read = counters[lock]++;
     std::snprintf(owner, sizeof owner, ",\"owner\":\"%016" PRIx64 "%016" PRIx64 "\"",
-                  uint64_t(turn) * 0x9e3779b97f4a7c15ULL, uint64_t(turn) ^ 0xdeadbeefULL);
+                  uint64_t(uint64_t(turn) * 0x9e3779b97f4a7c15u), uint64_t(uint64_t(turn) ^ 0xdeadbeefu));
     const std::string acquire_ok = std::string(owner) + ",\"token\":" + std::to_string(token) +
                                    ",\"value\":{\"validity_ms\":2000,\"reentry\":1}";
     std::snprintf(value, sizeof value, ",\"token\":%" PRId64 ",\"value\":{\"read\":%" PRId64
@@ -253,8 +256,8 @@ void parse_simdjson_dom(benchmark::State& state) {
       simdjson::dom::object doc = parser.parse(line.data(), line.size(), false).get_object();
       for (auto [key, value] : doc) {
         if (value.is_object()) {
-          for (auto [inner_key, inner] : value.get_object().value_unsafe())
-            sum += inner.get_int64().value_unsafe();
+          const simdjson::dom::object inner_object = value.get_object().value_unsafe();
+          for (auto [inner_key, inner] : inner_object) sum += inner.get_int64().value_unsafe();
         } else if (value.is_int64()) {
           sum += value.get_int64().value_unsafe();
         } else {
@@ -275,9 +278,12 @@ void parse_simdjson_dom(benchmark::State& state) {
 int main(int argc, char** argv) {
   // Our own flag first; the rest is Google Benchmark's.
   std::vector<char*> args;
+  std::filesystem::path kept;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--events=", 9) == 0) {
       g_events = std::stoll(argv[i] + 9);
+    } else if (std::strncmp(argv[i], "--history=", 10) == 0) {
+      kept = argv[i] + 10;
     } else {
       args.push_back(argv[i]);
     }
@@ -286,7 +292,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&count, args.data());
 
   locklab::TempDir dir("locklab-bench");
-  g_history = dir.path() / "history.jsonl";
+  g_history = kept.empty() ? dir.path() / "history.jsonl" : kept;
   std::cout << "Generating a history of " << g_events << " events in " << g_history << " ..."
             << std::endl;
   const double started = wall_seconds();

@@ -14,7 +14,6 @@
 #include "fenced.h"
 
 #include "compare_and_delete_text.h"
-#include "compare_and_pexpire_text.h"
 #include "fenced_acquire_text.h"
 #include "redis_lock_util.h"
 
@@ -57,14 +56,7 @@ class Fenced final : public Lock {
 
   // Extending keeps the token: the lease is the same acquisition.
   ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override {
-    const int64_t now = context_.clock->now_ns();
-    ChangeResult result = run_owner_script(*redis_, scripts::compare_and_pexpire, {name},
-                                           {lease.owner, std::to_string(ttl.count())});
-    if (result.outcome == Outcome::Done) {
-      lease.validity = ttl;
-      lease.acquired_at_ns = now;
-    }
-    return result;
+    return extend_owned_key(*redis_, *context_.clock, name, lease, ttl);
   }
 
  private:

@@ -1,5 +1,7 @@
 #include "redis_lock_util.h"
 
+#include "compare_and_pexpire_text.h"
+
 #include <cstdio>
 
 namespace locklab {
@@ -38,6 +40,18 @@ ChangeResult run_owner_script(Connection& redis, std::string_view script,
   } catch (const RedisError& e) {
     return change_unknown_or_refused(e);
   }
+}
+
+ChangeResult extend_owned_key(Connection& redis, Clock& clock, const std::string& name, Lease& lease,
+                              milliseconds ttl) {
+  const int64_t now = clock.now_ns();
+  ChangeResult result = run_owner_script(redis, scripts::compare_and_pexpire, {name},
+                                         {lease.owner, std::to_string(ttl.count())});
+  if (result.outcome == Outcome::Done) {
+    lease.validity = ttl;
+    lease.acquired_at_ns = now;
+  }
+  return result;
 }
 
 AcquireResult unknown_or_refused(const RedisError& e) {

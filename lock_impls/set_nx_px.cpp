@@ -9,7 +9,6 @@
 #include "set_nx_px.h"
 
 #include "compare_and_delete_text.h"
-#include "compare_and_pexpire_text.h"
 #include "redis_lock_util.h"
 
 namespace locklab {
@@ -48,14 +47,7 @@ class SetNxPx final : public Lock {
   }
 
   ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override {
-    const int64_t now = context_.clock->now_ns();
-    ChangeResult result = run_owner_script(*redis_, scripts::compare_and_pexpire, {name},
-                                           {lease.owner, std::to_string(ttl.count())});
-    if (result.outcome == Outcome::Done) {
-      lease.validity = ttl;
-      lease.acquired_at_ns = now;
-    }
-    return result;
+    return extend_owned_key(*redis_, *context_.clock, name, lease, ttl);
   }
 
  private:

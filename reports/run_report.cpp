@@ -2,6 +2,8 @@
 // it do what we expected?" at a glance, then shows why on a timeline and in
 // the very history events that prove each violation.
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -20,13 +22,24 @@ namespace {
 // everywhere still gives a page of bounded size.
 constexpr size_t kMaxDetailedEvents = 2000;
 constexpr size_t kMaxListedViolations = 1000;
+// A page larger than this is drawn again with less detail (see
+// write_run_report), a few times at most.
+constexpr size_t kMaxPageBytes = 4'500'000;
+constexpr int kMaxShrinks = 5;
 // Close-ups of violation clusters narrower than this share of the run.
 constexpr size_t kMaxCloseUps = 3;
 constexpr double kCloseUpShare = 0.2;
 
+// A stat or count for people: 1,234; an object (per-lock counters) as "L: 198, M: 3".
 std::string text_of(const nlohmann::ordered_json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_number_integer()) return format_count(value.get<int64_t>());
+  if (value.is_object() && !value.empty()) {
+    std::string out;
+    for (const auto& [key, item] : value.items())
+      out += (out.empty() ? "" : ", ") + key + ": " + text_of(item);
+    return out;
+  }
   return value.dump();
 }
 
@@ -46,14 +59,14 @@ std::string run_name(const AlgorithmRun& run) {
 }
 
 // The first `detailed` violations whose events, together, fit the budget.
-size_t detailed_prefix(const std::vector<Violation>& violations) {
+size_t detailed_prefix(const std::vector<Violation>& violations, size_t max_events) {
   std::set<int64_t> events;
   size_t n = 0;
   for (; n < violations.size(); ++n) {
     std::set<int64_t> fresh;
     for (int64_t e : violations[n].events)
       if (!events.count(e)) fresh.insert(e);
-    if (n > 0 && events.size() + fresh.size() > kMaxDetailedEvents) break;
+    if (n > 0 && events.size() + fresh.size() > max_events) break;
     events.insert(fresh.begin(), fresh.end());
   }
   return n;
@@ -62,27 +75,38 @@ size_t detailed_prefix(const std::vector<Violation>& violations) {
 // One algorithm's section, built from its results entry and its history.
 class Section {
  public:
+  // Reads the history: the events of as many violations as a full page shows.
   Section(const AlgorithmRun& run, std::string id, const std::filesystem::path& run_dir)
       : run_(run), id_(std::move(id)) {
     // Paths as the reader of the run directory knows them, wherever it was moved.
     auto relative = run.history.lexically_relative(run_dir);
     history_name_ = relative.empty() ? run.history.string() : relative.string();
-    detailed_ = detailed_prefix(run.violations);
+    std::set<int64_t> kept, located;
+    size_t detailed = detailed_prefix(run.violations, kMaxDetailedEvents);
     for (size_t k = 0; k < run.violations.size(); ++k)
       for (int64_t e : run.violations[k].events) {
-        located_.insert(e);
-        if (k >= detailed_) continue;
-        kept_.insert(e);
-        auto& numbers = violations_of_[e];
-        if (numbers.empty() || numbers.back() != k + 1) numbers.push_back(k + 1);
+        located.insert(e);
+        if (k < detailed) kept.insert(e);
       }
     if (std::filesystem::exists(run.history)) {
-      timeline_ = read_timeline(run.history, kept_, located_);
+      timeline_ = read_timeline(run.history, kept, located);
       has_history_ = true;
     }
   }
 
-  std::string html() const {
+  // The section's HTML with `budget` (0, 1] of the full detail.
+  std::string html(double budget) {
+    budget_ = budget;
+    detailed_ = detailed_prefix(run_.violations, scaled(kMaxDetailedEvents));
+    shown_.clear();
+    violations_of_.clear();
+    for (size_t k = 0; k < detailed_; ++k)
+      for (int64_t e : run_.violations[k].events) {
+        shown_.insert(e);
+        auto& numbers = violations_of_[e];
+        if (numbers.empty() || numbers.back() != k + 1) numbers.push_back(k + 1);
+      }
+
     std::string state = !run_.expectation_met ? "" : *run_.expectation_met ? " met" : " not-met";
     std::string out = "<section class=\"algorithm" + state + "\" id=\"" + escape(id_) + "\">";
     out += head();
@@ -176,6 +200,7 @@ class Section {
     TimelineOptions options;
     options.anchor_prefix = options.svg_id = id_;
     options.detailed = detailed_;
+    options.budget = budget_;
     TimelineDrawing drawing = draw_timeline(timeline_, run_.violations, options);
     out += "<p class=\"hint\">" + format_count(timeline_.event_count) + " events over " +
            format_duration(timeline_.end_ns) +
@@ -209,7 +234,7 @@ class Section {
     const auto& all = run_.violations;
     std::string out =
         "<h3>Violations (" + format_count(int64_t(all.size())) + ")</h3><ol class=\"violations\">";
-    size_t listed = std::min(all.size(), kMaxListedViolations);
+    size_t listed = std::min(all.size(), scaled(kMaxListedViolations));
     for (size_t k = 0; k < listed; ++k) {
       const Violation& v = all[k];
       out += "<li id=\"" + escape(id_) + "-violation-" + std::to_string(k + 1) + "\">";
@@ -232,7 +257,7 @@ class Section {
       }
       out += "</div>";
       if (!v.explanation.empty())
-        out += "<p class=\"explanation\">" + escape(v.explanation) + "</p>";
+        out += "<p class=\"explanation\">" + linked(escape(v.explanation)) + "</p>";
       out += "</li>";
     }
     out += "</ol>";
@@ -248,13 +273,13 @@ class Section {
   }
 
   std::string events() const {
-    if (kept_.empty()) return "";
+    if (shown_.empty()) return "";
     std::string out =
         "<h3>Events of the violations</h3><table class=\"events\"><thead><tr><th>event</th>"
         "<th>time</th><th>process</th><th>type</th><th>f</th><th>shows</th><th>as written in the "
         "history</th>"
         "</tr></thead><tbody>";
-    for (int64_t index : kept_) {
+    for (int64_t index : shown_) {
       out += "<tr id=\"" + escape(id_) + "-event-" + std::to_string(index) + "\">";
       auto found = timeline_.kept_events.find(index);
       if (found == timeline_.kept_events.end()) {
@@ -276,6 +301,24 @@ class Section {
     return out + "</tbody></table>";
   }
 
+  // `html` with each "event N" whose N is in the event table made a link to its row.
+  std::string linked(const std::string& html) const {
+    static const std::string word = "event ";
+    std::string out;
+    size_t at = 0;
+    for (size_t hit = html.find(word); hit != std::string::npos; hit = html.find(word, hit + 1)) {
+      size_t digits = hit + word.size(), end = digits;
+      while (end < html.size() && std::isdigit(static_cast<unsigned char>(html[end]))) ++end;
+      if (end == digits || end - digits > 18) continue;
+      int64_t index = std::stoll(html.substr(digits, end - digits));
+      if (!shown_.count(index)) continue;
+      out += html.substr(at, hit - at) + "<a href=\"#" + escape(id_) + "-event-" +
+             std::to_string(index) + "\">" + html.substr(hit, end - hit) + "</a>";
+      at = end;
+    }
+    return out + html.substr(at);
+  }
+
   // Links back to the violations an event belongs to ("V1 V3"), the first few.
   std::string violation_links(int64_t index) const {
     constexpr size_t kShown = 8;
@@ -290,12 +333,14 @@ class Section {
     return out;
   }
 
+  size_t scaled(size_t full) const { return std::max<size_t>(20, size_t(double(full) * budget_)); }
+
   const AlgorithmRun& run_;
   std::string id_;
+  double budget_ = 1;
   size_t detailed_ = 0;
-  std::set<int64_t> kept_, located_;
-  std::map<int64_t, std::vector<size_t>>
-      violations_of_;  // event -> violation numbers (detailed only)
+  std::set<int64_t> shown_;                               // the events in the table
+  std::map<int64_t, std::vector<size_t>> violations_of_;  // event -> violation numbers (shown only)
   std::string history_name_;
   bool has_history_ = false;
   Timeline timeline_;
@@ -353,10 +398,24 @@ std::filesystem::path write_run_report(const std::filesystem::path& run_dir) {
   // Every section is built (and every history read) before anything is
   // written, so bad input leaves no report behind.
   std::vector<std::string> ids = section_ids(results);
-  std::string body = page_head(results) + summary(results, ids);
+  std::vector<Section> sections;
+  sections.reserve(results.runs.size());
   for (size_t i = 0; i < results.runs.size(); ++i)
-    body += Section(results.runs[i], ids[i], run_dir).html();
-  if (results.runs.empty()) body += "<p class=\"notice\">This run has no algorithms.</p>";
+    sections.emplace_back(results.runs[i], ids[i], run_dir);
+  // Many sections (a suite repeating runs) or dense histories can make a
+  // large page: draw it again with half the detail until it is small enough.
+  std::string body;
+  double budget = 1;
+  for (int attempt = 0; attempt <= kMaxShrinks; ++attempt, budget /= 2) {
+    body = page_head(results) + summary(results, ids);
+    if (budget < 1)
+      body += "<p class=\"notice\">This page is drawn with " +
+              std::to_string(int(std::lround(budget * 100))) +
+              "% of the usual detail to stay small; the history files have everything.</p>";
+    for (auto& section : sections) body += section.html(budget);
+    if (results.runs.empty()) body += "<p class=\"notice\">This run has no algorithms.</p>";
+    if (body.size() <= kMaxPageBytes) break;
+  }
   auto path = run_dir / "report.html";
   write_file_atomically(path, html_page(results.scenario + " — locklab", body));
   return path;

@@ -161,6 +161,7 @@ class Builder {
     fault.start_ns = fault.end_ns = e.time_ns;
     fault.start_index = e.index;
     std::string phase;
+    json parameters = json::object();
     if (e.value.is_object()) {
       for (const auto& [key, item] : e.value.items()) {
         if (key == "phase") {
@@ -170,6 +171,7 @@ class Builder {
         } else {
           if (!fault.parameters.empty()) fault.parameters += ' ';
           fault.parameters += key + "=" + as_text(item);
+          parameters[key] = item;
         }
       }
     }
@@ -180,31 +182,50 @@ class Builder {
         if (!state.lane.crashed_ns) state.lane.crashed_ns = e.time_ns;
       }
     if (phase == "end") {
-      // Pair with the latest open fault of the same kind and targets, else
-      // of the same kind; an end without a start is drawn as a moment.
-      Fault* start = nullptr;
-      for (int pass = 0; pass < 2 && !start; ++pass)
-        for (auto it = out_.faults.rbegin(); it != out_.faults.rend(); ++it)
-          if (!it->instant && !it->ended && it->kind == fault.kind &&
-              (pass == 1 || it->targets == fault.targets)) {
-            start = &*it;
-            break;
-          }
-      if (start) {
+      if (Fault* start = start_of(fault, parameters)) {
         start->end_ns = e.time_ns;
         start->end_index = e.index;
         start->ended = true;
         return;
       }
-      fault.kind += " (end)";
+      fault.kind += " (end)";  // an end without a start is drawn as a moment
     }
     fault.instant = phase != "start";
+    if (phase == "start") open_faults_.push_back({out_.faults.size(), parameters});
     out_.faults.push_back(std::move(fault));
   }
+
+  // The open fault an end event closes, removed from the open ones: the
+  // oldest of the same kind whose targets and parameters the end does not
+  // contradict (an end may leave targets out, or add parameters); failing
+  // that, the oldest of the same kind.
+  Fault* start_of(const Fault& end, const json& end_parameters) {
+    auto repeats = [&](const OpenFault& open) {
+      const Fault& start = out_.faults[open.position];
+      if (!end.targets.empty() && end.targets != start.targets) return false;
+      for (const auto& [key, value] : end_parameters.items())
+        if (open.parameters.contains(key) && open.parameters[key] != value) return false;
+      return true;
+    };
+    for (int pass = 0; pass < 2; ++pass)
+      for (auto it = open_faults_.begin(); it != open_faults_.end(); ++it)
+        if (out_.faults[it->position].kind == end.kind && (pass == 1 || repeats(*it))) {
+          Fault* start = &out_.faults[it->position];
+          open_faults_.erase(it);
+          return start;
+        }
+    return nullptr;
+  }
+
+  struct OpenFault {
+    size_t position;  // in out_.faults
+    json parameters;  // of its start event, without phase and targets
+  };
 
   const std::set<int64_t>& keep_;
   const std::set<int64_t>& locate_;
   std::map<std::string, LaneState> lanes_;
+  std::vector<OpenFault> open_faults_;
   Timeline out_;
 };
 

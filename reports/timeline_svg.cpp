@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "html.h"
 
@@ -86,6 +87,11 @@ const char* mark_name(MarkKind kind) {
   return "";
 }
 
+// How many violations a picture with `budget` draws.
+size_t drawn_violations(double budget) {
+  return std::max<size_t>(20, size_t(double(kMaxDrawnViolations) * budget));
+}
+
 bool is_write(MarkKind kind) {
   return kind == MarkKind::WriteAccepted || kind == MarkKind::WriteRejected;
 }
@@ -141,8 +147,9 @@ class Drawing {
       out_.svg += "<text class=\"empty\" x=\"" + num(kLeft + 8) + "\" y=\"" + num(lanes_top_ + 25) +
                   "\">no client events in this history</text>";
     size_t lanes = std::max<size_t>(t_.lanes.size(), 1);
-    size_t allowance = std::min(kMaxShapesPerLane, kShapeBudget / lanes);
-    bins_ = std::clamp(kBinBudget / int(lanes), kMinBins, kMaxBins);
+    size_t allowance =
+        std::min(kMaxShapesPerLane, size_t(double(kShapeBudget) * options_.budget) / lanes);
+    bins_ = std::clamp(int(kBinBudget * options_.budget) / int(lanes), kMinBins, kMaxBins);
     for (size_t i = 0; i < t_.lanes.size(); ++i) {
       const Lane& lane = t_.lanes[i];
       size_t shapes = 0;
@@ -478,12 +485,26 @@ class Drawing {
     return from < to ? std::make_pair(from, to) : std::make_pair(first, last);
   }
 
+  // Violations are drawn so that many stay legible: the interval each is
+  // about is highlighted on its lanes, and highlights that touch merge into
+  // one region (one tooltip, one label: "V1 +59"); violations between
+  // distinct operations (a lost update, a stale write) are instead a dashed
+  // line through their events; each event is circled once.
   void draw_violations() {
-    size_t drawn = std::min(violations_.size(), kMaxDrawnViolations);
+    struct Region {
+      size_t lane;
+      double from, to;  // x
+      int64_t from_ns, to_ns;
+      std::vector<size_t> violations;  // 0-based
+    };
+    size_t drawn = std::min(violations_.size(), drawn_violations(options_.budget));
     size_t unplaced = 0;
-    std::string rings;
+    std::vector<Region> regions;
+    std::string links;
+    std::map<int64_t, std::vector<size_t>> ring_owners;  // event -> violations circling it
     for (size_t k = 0; k < drawn; ++k) {
       const Violation& v = violations_[k];
+      std::vector<std::pair<int64_t, size_t>> located;  // (time, lane) of its events
       std::vector<int64_t> times;
       std::set<size_t> lanes;
       for (const auto& process : v.processes)
@@ -492,8 +513,11 @@ class Drawing {
         auto place = t_.places.find(index);
         if (place == t_.places.end()) continue;
         times.push_back(place->second.time_ns);
-        if (v.processes.empty() && lane_of_.count(place->second.process))
-          lanes.insert(lane_of_.at(place->second.process));
+        auto lane = lane_of_.find(place->second.process);
+        if (lane == lane_of_.end()) continue;
+        located.emplace_back(place->second.time_ns, lane->second);
+        if (v.processes.empty()) lanes.insert(lane->second);
+        if (k < options_.detailed) ring_owners[index].push_back(k);
       }
       if (times.empty()) {
         ++unplaced;
@@ -503,52 +527,52 @@ class Drawing {
         for (size_t i = 0; i < t_.lanes.size(); ++i) lanes.insert(i);
       auto [from_ns, to_ns] = violation_interval(v, times);
       if (!visible(from_ns, to_ns)) continue;
-      double from = x(from_ns), to = std::max(x(to_ns), from + 4);
-      std::string name = "V" + std::to_string(k + 1);
-      out_.svg += "<a href=\"#" + anchor("violation", int64_t(k + 1)) +
-                  "\"><g class=\"violation\">" +
-                  title(name + " " + v.kind + ": " + v.explanation + " (" +
-                        format_duration(from_ns) + " → " + format_duration(to_ns) + ")");
-      for (size_t lane : lanes)
-        out_.svg += "<rect x=\"" + num(from) + "\" y=\"" + num(lane_top(lane) + 7) + "\" width=\"" +
-                    num(to - from) + "\" height=\"" + num(kLane - 12) + "\" rx=\"2\"/>";
-      if (lanes.size() > 1)
-        out_.svg += "<line x1=\"" + num(from) + "\" y1=\"" + num(lane_top(*lanes.begin()) + 7) +
-                    "\" x2=\"" + num(from) + "\" y2=\"" +
-                    num(lane_top(*lanes.rbegin()) + kLane - 5) + "\"/>";
-      // Labels never overlap: "V1 mutual-exclusion" above the first of its
-      // lanes with room, else "V1", else only the tooltip (crowded violations).
-      double label_x = std::min(from + 3, kWidth - kRight - 30);
-      bool placed = false;
-      for (size_t lane : lanes) {
-        double& label_end = violation_label_end_[lane];
-        for (std::string label : {name + " " + v.kind, name}) {
-          double width = 6.4 * double(label.size());
-          if (placed || label_x < label_end || label_x + width > kWidth) continue;
-          out_.svg += "<text x=\"" + num(label_x) + "\" y=\"" + num(lane_top(lane) + 5) + "\">" +
-                      escape(label) + "</text>";
-          label_end = label_x + width + 4;
-          placed = true;
-        }
+      if (v.kind != "mutual-exclusion" && located.size() >= 2) {
+        std::sort(located.begin(), located.end());
+        std::string points;
+        for (const auto& [t, lane] : located)
+          points += num(x(t)) + "," + num(lane_top(lane) + 20) + " ";
+        links += "<a href=\"#" + anchor("violation", int64_t(k + 1)) +
+                 "\"><polyline class=\"violation-link\" points=\"" + points + "\">" +
+                 title(violation_tip(k, from_ns, to_ns)) + "</polyline></a>";
+        continue;
       }
-      out_.svg += "</g></a>";
-      if (k >= options_.detailed) continue;
-      for (int64_t index : v.events) {
-        auto place = t_.places.find(index);
-        if (place == t_.places.end() || !lane_of_.count(place->second.process) ||
-            !visible(place->second.time_ns, place->second.time_ns))
-          continue;
-        rings += "<a href=\"#" + anchor("event", index) +
-                 "\"><circle class=\"violation-event\" cx=\"" + num(x(place->second.time_ns)) +
-                 "\" cy=\"" + num(lane_top(lane_of_.at(place->second.process)) + 20) +
-                 "\" r=\"6\">" +
-                 title(name + ": event " + event_ref(index) + " of " + place->second.process +
-                       " at " + format_duration(place->second.time_ns)) +
-                 "</circle></a>";
+      double from = x(from_ns), to = std::max(x(to_ns), from + 4);
+      for (size_t lane : lanes) regions.push_back({lane, from, to, from_ns, to_ns, {k}});
+    }
+
+    // Merge the highlights that touch, lane by lane.
+    std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) {
+      return std::tie(a.lane, a.from) < std::tie(b.lane, b.from);
+    });
+    std::vector<Region> merged;
+    for (auto& region : regions) {
+      if (!merged.empty() && merged.back().lane == region.lane &&
+          region.from <= merged.back().to + 2) {
+        merged.back().to = std::max(merged.back().to, region.to);
+        merged.back().from_ns = std::min(merged.back().from_ns, region.from_ns);
+        merged.back().to_ns = std::max(merged.back().to_ns, region.to_ns);
+        merged.back().violations.push_back(region.violations.front());
+      } else {
+        merged.push_back(std::move(region));
       }
     }
-    // Rings last, so they stay clickable above every band.
-    out_.svg += rings;
+    for (const auto& region : merged)
+      draw_region(region.lane, region.from, region.to, region.from_ns, region.to_ns,
+                  region.violations);
+    out_.svg += links;
+
+    // Rings last, so they stay clickable above everything else.
+    for (const auto& [index, owners] : ring_owners) {
+      const EventPlace& place = t_.places.at(index);
+      if (!visible(place.time_ns, place.time_ns)) continue;
+      std::string tip = "event " + event_ref(index) + " of " + place.process + " at " +
+                        format_duration(place.time_ns) + ", in " + names(owners);
+      out_.svg += "<a href=\"#" + anchor("event", index) +
+                  "\"><circle class=\"violation-event\" cx=\"" + num(x(place.time_ns)) +
+                  "\" cy=\"" + num(lane_top(lane_of_.at(place.process)) + 20) + "\" r=\"6\">" +
+                  title(tip) + "</circle></a>";
+    }
     if (violations_.size() > drawn)
       out_.notes.push_back("Only the first " + format_count(int64_t(drawn)) + " of " +
                            format_count(int64_t(violations_.size())) +
@@ -556,6 +580,55 @@ class Drawing {
     if (unplaced > 0)
       out_.notes.push_back(format_count(int64_t(unplaced)) +
                            " violation(s) name no event found in the history and are not drawn.");
+  }
+
+  std::string violation_tip(size_t k, int64_t from_ns, int64_t to_ns) const {
+    const Violation& v = violations_[k];
+    return "V" + std::to_string(k + 1) + " " + v.kind + ": " + v.explanation + " (" +
+           format_duration(from_ns) + " → " + format_duration(to_ns) + ")";
+  }
+
+  // "V1, V2, V7" (at most a dozen, then how many more).
+  static std::string names(const std::vector<size_t>& violations) {
+    std::string out;
+    for (size_t i = 0; i < std::min<size_t>(violations.size(), 12); ++i)
+      out += (i ? ", V" : "V") + std::to_string(violations[i] + 1);
+    if (violations.size() > 12) out += " and " + std::to_string(violations.size() - 12) + " more";
+    return out;
+  }
+
+  // One highlighted stretch of one lane, linking to the first violation in it.
+  void draw_region(size_t lane, double from, double to, int64_t from_ns, int64_t to_ns,
+                   const std::vector<size_t>& violations) {
+    size_t first = violations.front();
+    std::string tip = violations.size() == 1
+                          ? violation_tip(first, from_ns, to_ns)
+                          : std::to_string(violations.size()) + " violations overlap here (" +
+                                format_duration(from_ns) + " → " + format_duration(to_ns) +
+                                "): " + names(violations);
+    out_.svg += "<a href=\"#" + anchor("violation", int64_t(first + 1)) +
+                "\"><g class=\"violation\">" + title(tip) + "<rect x=\"" + num(from) + "\" y=\"" +
+                num(lane_top(lane) + 7) + "\" width=\"" + num(to - from) + "\" height=\"" +
+                num(kLane - 12) + "\" rx=\"2\"/>";
+    // Labels never overlap: the longest that fits, else only the tooltip.
+    std::string name = "V" + std::to_string(first + 1);
+    std::vector<std::string> labels =
+        violations.size() == 1
+            ? std::vector<std::string>{name + " " + violations_[first].kind, name}
+            : std::vector<std::string>{name + " +" + std::to_string(violations.size() - 1) + " " +
+                                           violations_[first].kind,
+                                       name + " +" + std::to_string(violations.size() - 1), name};
+    double& label_end = violation_label_end_[lane];
+    double label_x = std::min(from + 3, kWidth - kRight - 30);
+    for (const auto& label : labels) {
+      double width = 6.4 * double(label.size());
+      if (label_x < label_end || label_x + width > kWidth) continue;
+      out_.svg += "<text x=\"" + num(label_x) + "\" y=\"" + num(lane_top(lane) + 5) + "\">" +
+                  escape(label) + "</text>";
+      label_end = label_x + width + 4;
+      break;
+    }
+    out_.svg += "</g></a>";
   }
 
   const Timeline& t_;
@@ -593,7 +666,7 @@ std::vector<std::pair<int64_t, int64_t>> violation_windows(const Timeline& timel
                                                            const std::vector<Violation>& violations,
                                                            size_t max) {
   std::vector<std::pair<int64_t, int64_t>> spans;
-  for (size_t k = 0; k < std::min(violations.size(), kMaxDrawnViolations); ++k) {
+  for (size_t k = 0; k < std::min(violations.size(), drawn_violations(1)); ++k) {
     std::optional<std::pair<int64_t, int64_t>> span;
     for (int64_t index : violations[k].events) {
       auto place = timeline.places.find(index);

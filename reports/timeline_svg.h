@@ -28,6 +28,9 @@ struct TimelineOptions {
   // The time window drawn; to_ns nullopt = the end of the history.
   int64_t from_ns = 0;
   std::optional<int64_t> to_ns;
+  // Share (0, 1] of the usual size budget: a page with many pictures gives
+  // each a smaller one, so the page stays small.
+  double budget = 1;
 };
 
 // Draws `timeline` with `violations` on top. A lane with too many shapes in

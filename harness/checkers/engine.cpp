@@ -22,39 +22,46 @@ void set_events(Violation& v, std::initializer_list<Ref> refs) {
 
 // --- Reporter ---------------------------------------------------------------
 
-size_t Reporter::count(const std::string& kind, LockId lock, int64_t n) {
+Reporter::Counter Reporter::counter(const std::string& name) {
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (counts_[i].name == name) return i;
+  counts_.push_back(Count{name});
+  return counts_.size() - 1;
+}
+
+size_t Reporter::count(Counter kind, LockId lock, int64_t n) {
   add(kind, lock, n);
-  const size_t listed = listed_per_kind_[kind];
-  const size_t room = listed < options_.max_listed_per_kind ? options_.max_listed_per_kind - listed : 0;
-  return std::min(room, size_t(n));
+  Count& c = counts_[kind];
+  const size_t room = options_.max_listed_per_kind - std::min(c.listed, options_.max_listed_per_kind);
+  const size_t listed = std::min(room, size_t(n));
+  c.listed += listed;
+  return listed;
 }
 
 size_t Reporter::list(Violation violation) {
-  ++listed_per_kind_[violation.kind];
   listed_.push_back(std::move(violation));
   return listed_.size() - 1;
 }
 
-void Reporter::add(const std::string& counter, LockId lock, int64_t n) {
-  totals_[counter] += n;
+void Reporter::add(Counter counter, LockId lock, int64_t n) {
+  Count& c = counts_[counter];
+  c.total += n;
   if (lock == kNoLock) return;
-  auto& per_lock = per_lock_[counter];
-  if (per_lock.size() <= size_t(lock)) per_lock.resize(size_t(lock) + 1);
-  per_lock[size_t(lock)] += n;
+  if (c.per_lock.size() <= size_t(lock)) c.per_lock.resize(size_t(lock) + 1);
+  c.per_lock[size_t(lock)] += n;
 }
 
 Results Reporter::results(const Names& locks) {
-  static const std::vector<std::string> kCounters = {"fencing-saved", "holds", "writes-accepted"};
   Results results;
-  auto counted = violation_kinds();
-  counted.insert(counted.end(), kCounters.begin(), kCounters.end());
-  for (const auto& counter : counted) {
-    results.counts[counter] = totals_[counter];
-    const auto& per_lock = per_lock_[counter];
+  std::vector<std::string> shown = violation_kinds();
+  for (const char* other : {"fencing-saved", "holds", "writes-accepted"}) shown.push_back(other);
+  for (const auto& name : shown) {
+    const Count& c = counts_[counter(name)];
+    results.counts[name] = c.total;
     for (size_t lock = 0; lock < locks.size(); ++lock)
-      results.per_lock[locks[LockId(lock)]][counter] = lock < per_lock.size() ? per_lock[lock] : 0;
+      results.per_lock[locks[LockId(lock)]][name] = lock < c.per_lock.size() ? c.per_lock[lock] : 0;
   }
-  results.counts["events"] = totals_["events"];
+  results.counts["events"] = counts_[counter("events")].total;
   results.violations = std::move(listed_);
   std::stable_sort(results.violations.begin(), results.violations.end(),
                    [](const Violation& a, const Violation& b) {
@@ -68,12 +75,13 @@ Results Reporter::results(const Names& locks) {
 namespace {
 
 Op classify(std::string_view f) {
-  if (f == "acquire") return Op::Acquire;
-  if (f == "release") return Op::Release;
-  if (f == "extend") return Op::Extend;
-  if (f == "write") return Op::Write;
-  if (f == "lost") return Op::Lost;
-  return Op::Other;
+  switch (f.size()) {
+    case 4: return f == "lost" ? Op::Lost : Op::Other;
+    case 5: return f == "write" ? Op::Write : Op::Other;
+    case 6: return f == "extend" ? Op::Extend : Op::Other;
+    case 7: return f == "acquire" ? Op::Acquire : f == "release" ? Op::Release : Op::Other;
+    default: return Op::Other;
+  }
 }
 
 }  // namespace
@@ -92,12 +100,18 @@ Engine::Engine(const Options& options, std::function<std::string(int64_t)> where
                [this](LockId lock) {
                  return size_t(lock) < open_holds_.size() ? open_holds_[size_t(lock)] : 0;
                }} {
+  holds_ = reporter_.counter("holds");
   kinds_.push_back(make_mutual_exclusion(context_));
   kinds_.push_back(make_writes(context_));
   kinds_.push_back(make_token_order(context_));
   kinds_.push_back(make_ownership(context_));
   kinds_.push_back(make_liveness(context_));
   kinds_.push_back(make_reentrancy(context_));
+  for (auto& kind : kinds_) {
+    for (unsigned op = 0; op < 6; ++op)
+      if (kind->ops() & (1u << op)) by_op_[op].push_back(kind.get());
+    if (kind->wants_time()) time_kinds_.push_back(kind.get());
+  }
 }
 
 Engine::~Engine() = default;
@@ -117,7 +131,7 @@ void Engine::observe(const history::EventView& e) {
   const Ref ref{e.index, e.time_ns};
   if (e.time_ns > time_ns_) {
     time_ns_ = e.time_ns;
-    for (auto& kind : kinds_) kind->on_time(e.time_ns);
+    for (Kind* kind : time_kinds_) kind->on_time(e.time_ns);
   }
   if (e.is_nemesis()) {
     if (e.f == "crash-client")
@@ -160,7 +174,7 @@ void Engine::observe(const history::EventView& e) {
     state.in_flight = {};
   }
 
-  for (auto& kind : kinds_) kind->on_step(step);
+  for (Kind* kind : by_op_[unsigned(step.op)]) kind->on_step(step);
   if (step.lock == kNoLock) return;
 
   // Holds (FORMAT.md): re-entrant acquires nest; a dead process holds nothing.
@@ -171,7 +185,7 @@ void Engine::observe(const history::EventView& e) {
     if (held.depth++ == 0) {
       held.start = ref;
       ++open_holds_[size_t(step.lock)];
-      reporter_.add("holds", step.lock);
+      reporter_.add(holds_, step.lock);
       for (auto& kind : kinds_) kind->on_hold_start(Hold{step.lock, process, ref});
     }
   } else if (step.op == Op::Release && e.type == Type::Invoke && held.depth > 0) {
@@ -215,7 +229,7 @@ Results Engine::finish(const Kind::Replay& replay) {
     }
   }
   for (auto& kind : kinds_) kind->finish(replay);
-  reporter_.add("events", kNoLock, events_);
+  reporter_.add(reporter_.counter("events"), kNoLock, events_);
   return reporter_.results(locks_);
 }
 

@@ -37,6 +37,7 @@ void set_events(Violation& v, std::initializer_list<Ref> refs);
 inline std::string event_text(Ref ref) { return "event " + std::to_string(ref.index); }
 
 enum class Op { Acquire, Release, Extend, Write, Lost, Other };
+constexpr unsigned bit(Op op) { return 1u << unsigned(op); }
 
 // One client event, paired and resolved to ids.
 struct Step {
@@ -63,48 +64,66 @@ enum class HoldEnd { Release, Lost, Crash, EndOfHistory };
 class Names {
  public:
   int32_t intern(std::string_view name) {
+    // Most lookups hit a small cache slot picked by the name's shape.
+    Slot& slot = cache_[(name.size() * 31 + (name.empty() ? 0 : uint8_t(name.back()))) % kSlots];
+    if (slot.id >= 0 && names_[size_t(slot.id)] == name) return slot.id;
     auto it = ids_.find(name);
-    if (it != ids_.end()) return it->second;
-    names_.emplace_back(name);
-    ids_.emplace(names_.back(), int32_t(names_.size() - 1));
-    return int32_t(names_.size() - 1);
+    if (it == ids_.end()) {
+      names_.emplace_back(name);
+      it = ids_.emplace(names_.back(), int32_t(names_.size() - 1)).first;
+    }
+    slot.id = it->second;
+    return it->second;
   }
   const std::string& operator[](int32_t id) const { return names_[size_t(id)]; }
   size_t size() const { return names_.size(); }
 
  private:
+  static constexpr size_t kSlots = 64;
+  struct Slot {
+    int32_t id = -1;
+  };
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
   std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> ids_;
   std::vector<std::string> names_;
+  Slot cache_[kSlots];
 };
 
-// Counts violations and keeps the listed ones.
+// Counts violations and other things per lock, and keeps the listed violations.
 class Reporter {
  public:
+  using Counter = size_t;
+
   explicit Reporter(const Options& options) : options_(options) {}
 
+  // The counter named `name` ("mutual-exclusion", "holds", ...).
+  Counter counter(const std::string& name);
   // Counts `n` violations of `kind` on `lock`; returns how many of them to
   // list, as many as the cap per kind still allows.
-  size_t count(const std::string& kind, LockId lock, int64_t n);
+  size_t count(Counter kind, LockId lock, int64_t n);
   // Counts one violation; true when it should also be listed.
-  bool count(const std::string& kind, LockId lock) { return count(kind, lock, 1) > 0; }
+  bool count(Counter kind, LockId lock) { return count(kind, lock, 1) > 0; }
   // Adds a listed violation; its index stays valid for amend().
   size_t list(Violation violation);
   Violation& amend(size_t listed) { return listed_[listed]; }
-  // Adds to a non-violation count ("holds", "fencing-saved", ...).
-  void add(const std::string& counter, LockId lock, int64_t n = 1);
+  // Adds to a counter that is not a violation ("holds", "fencing-saved", ...).
+  void add(Counter counter, LockId lock, int64_t n = 1);
 
   Results results(const Names& locks);
 
  private:
+  struct Count {
+    std::string name;
+    int64_t total = 0;
+    std::vector<int64_t> per_lock;
+    size_t listed = 0;
+  };
   const Options& options_;
+  std::vector<Count> counts_;
   std::vector<Violation> listed_;
-  std::unordered_map<std::string, size_t> listed_per_kind_;
-  std::unordered_map<std::string, std::vector<int64_t>> per_lock_;  // counter -> count per lock id
-  std::unordered_map<std::string, int64_t> totals_;
 };
 
 // Everything a kind of checker can read.
@@ -126,6 +145,10 @@ struct Context {
 class Kind {
  public:
   virtual ~Kind() = default;
+  // The operations whose events on_step() wants (bits of 1 << Op), and
+  // whether it wants on_time(): the engine calls nothing else.
+  virtual unsigned ops() const { return 0; }
+  virtual bool wants_time() const { return false; }
   virtual void on_time(int64_t /*time_ns*/) {}
   virtual void on_step(const Step& /*step*/) {}
   virtual void on_crash(ProcessId /*process*/, Ref /*crash*/) {}
@@ -184,8 +207,11 @@ class Engine {
   std::vector<std::vector<Holding>> holdings_;  // [lock][process]
   std::vector<int> open_holds_;                 // [lock]
   Reporter reporter_;
+  Reporter::Counter holds_ = 0;
   Context context_;
   std::vector<std::unique_ptr<Kind>> kinds_;
+  std::vector<Kind*> by_op_[6];     // the kinds that want each Op
+  std::vector<Kind*> time_kinds_;   // the kinds that want on_time()
   int64_t time_ns_ = std::numeric_limits<int64_t>::min();
   int64_t events_ = 0;
 };

@@ -19,7 +19,9 @@ const std::string kKind = "liveness";
 
 class Liveness final : public Kind {
  public:
-  explicit Liveness(Context& context) : context_(context) {}
+  explicit Liveness(Context& context) : context_(context), kind_(context.reporter.counter(kKind)) {}
+
+  unsigned ops() const override { return bit(Op::Acquire) | bit(Op::Extend) | bit(Op::Release); }
 
   void on_step(const Step& step) override {
     if (step.lock == kNoLock || step.dead) return;
@@ -182,7 +184,7 @@ class Liveness final : public Kind {
       const Ref from = freed_later ? lock.freed : lock.first_invoke;
       const int64_t span_ns = lock.last_failure.time_ns - from.time_ns;
       const double limit_ns = context_.options.liveness_factor * double(lock.max_ttl_ms) * 1e6;
-      if (double(span_ns) > limit_ns && context_.reporter.count(kKind, id)) report(id, lock, span_ns);
+      if (double(span_ns) > limit_ns && context_.reporter.count(kind_, id)) report(id, lock, span_ns);
     }
     lock.attempts = 0;
     lock.first_invoke = lock.last_failure = Ref{};
@@ -228,6 +230,7 @@ class Liveness final : public Kind {
   }
 
   Context& context_;
+  const Reporter::Counter kind_;
   std::vector<PerLock> locks_;
 };
 

@@ -15,7 +15,9 @@ const std::string kKind = "mutual-exclusion";
 
 class MutualExclusion final : public Kind {
  public:
-  explicit MutualExclusion(Context& context) : context_(context) {}
+  explicit MutualExclusion(Context& context) : context_(context), kind_(context.reporter.counter(kKind)) {}
+
+  bool wants_time() const override { return true; }
 
   void on_hold_start(const Hold& hold) override {
     PerLock& lock = per_lock(hold.lock);
@@ -77,7 +79,7 @@ class MutualExclusion final : public Kind {
       PerLock& lock = per_lock(later.lock);
       const size_t earlier = lock.open.size() - 1 - later_still_open[i];
       if (earlier == 0) continue;
-      size_t to_list = context_.reporter.count(kKind, later.lock, int64_t(earlier));
+      size_t to_list = context_.reporter.count(kind_, later.lock, int64_t(earlier));
       for (auto it = lock.open.begin(); to_list > 0; ++it, --to_list) {
         Violation v;
         v.kind = kKind;
@@ -110,6 +112,7 @@ class MutualExclusion final : public Kind {
   }
 
   Context& context_;
+  const Reporter::Counter kind_;
   std::vector<PerLock> locks_;
   std::vector<Hold> started_;  // holds opened at the current instant
 };

@@ -11,7 +11,9 @@ const std::string kKind = "ownership";
 
 class Ownership final : public Kind {
  public:
-  explicit Ownership(Context& context) : context_(context) {}
+  explicit Ownership(Context& context) : context_(context), kind_(context.reporter.counter(kKind)) {}
+
+  unsigned ops() const override { return bit(Op::Acquire) | bit(Op::Extend) | bit(Op::Release); }
 
   void on_step(const Step& step) override {
     if (step.lock == kNoLock) return;
@@ -35,7 +37,7 @@ class Ownership final : public Kind {
       return;
     }
     if (step.type == history::Type::Ok && step.event.deleted && *step.event.deleted >= 1 &&
-        pending.replaced_by && context_.reporter.count(kKind, step.lock)) {
+        pending.replaced_by && context_.reporter.count(kind_, step.lock)) {
       const Acquired& q = *pending.replaced_by;
       Violation v;
       v.kind = kKind;
@@ -85,6 +87,7 @@ class Ownership final : public Kind {
   }
 
   Context& context_;
+  const Reporter::Counter kind_;
   std::vector<PerLock> locks_;
   std::vector<Pending> pending_;  // by process: its release in flight
 };

@@ -9,7 +9,9 @@ const std::string kKind = "reentrancy";
 
 class Reentrancy final : public Kind {
  public:
-  explicit Reentrancy(Context& context) : context_(context) {}
+  explicit Reentrancy(Context& context) : context_(context), kind_(context.reporter.counter(kKind)) {}
+
+  unsigned ops() const override { return bit(Op::Acquire) | bit(Op::Release) | bit(Op::Lost); }
 
   void on_step(const Step& step) override {
     if (step.lock == kNoLock || step.dead) return;
@@ -63,7 +65,7 @@ class Reentrancy final : public Kind {
 
   void report(const Step& step, const Depth& depth, int64_t reported, int64_t implied,
               const char* operation, const char* what) {
-    if (!context_.reporter.count(kKind, step.lock)) return;
+    if (!context_.reporter.count(kind_, step.lock)) return;
     Violation v;
     v.kind = kKind;
     v.lock = context_.locks[step.lock];
@@ -78,7 +80,7 @@ class Reentrancy final : public Kind {
   }
 
   void report_not_held(const Step& step, const Depth& depth) {
-    if (!context_.reporter.count(kKind, step.lock)) return;
+    if (!context_.reporter.count(kind_, step.lock)) return;
     Violation v;
     v.kind = kKind;
     v.lock = context_.locks[step.lock];
@@ -91,6 +93,7 @@ class Reentrancy final : public Kind {
   }
 
   Context& context_;
+  const Reporter::Counter kind_;
   std::vector<std::vector<Depth>> depths_;  // [lock][process]
 };
 

@@ -10,7 +10,9 @@ const std::string kKind = "token-order";
 
 class TokenOrder final : public Kind {
  public:
-  explicit TokenOrder(Context& context) : context_(context) {}
+  explicit TokenOrder(Context& context) : context_(context), kind_(context.reporter.counter(kKind)) {}
+
+  unsigned ops() const override { return bit(Op::Acquire); }
 
   void on_step(const Step& step) override {
     if (step.op != Op::Acquire || step.lock == kNoLock) return;
@@ -23,7 +25,7 @@ class TokenOrder final : public Kind {
     }
     if (step.type != history::Type::Ok || !step.event.token) return;
     const int64_t token = *step.event.token;
-    if (earlier && earlier->key >= token && context_.reporter.count(kKind, step.lock)) {
+    if (earlier && earlier->key >= token && context_.reporter.count(kind_, step.lock)) {
       Violation v;
       v.kind = kKind;
       v.lock = context_.locks[step.lock];
@@ -61,6 +63,7 @@ class TokenOrder final : public Kind {
   }
 
   Context& context_;
+  const Reporter::Counter kind_;
   std::vector<PerLock> locks_;
   std::vector<std::optional<Token>> earlier_;  // by process: the best token when its acquire began
 };

@@ -20,7 +20,14 @@ const std::string kStaleWrite = "stale-write";
 
 class Writes final : public Kind {
  public:
-  explicit Writes(Context& context) : context_(context) {}
+  explicit Writes(Context& context)
+      : context_(context),
+        lost_update_(context.reporter.counter(kLostUpdate)),
+        stale_write_(context.reporter.counter(kStaleWrite)),
+        writes_accepted_(context.reporter.counter("writes-accepted")),
+        fencing_saved_(context.reporter.counter("fencing-saved")) {}
+
+  unsigned ops() const override { return bit(Op::Write); }
 
   void on_step(const Step& step) override {
     if (step.op != Op::Write || step.lock == kNoLock) return;
@@ -36,7 +43,7 @@ class Writes final : public Kind {
         return;
       }
       case history::Type::Ok:
-        context_.reporter.add("writes-accepted", step.lock);
+        context_.reporter.add(writes_accepted_, step.lock);
         if (pending.overtaken) report_stale(step, pending);
         if (step.event.read) check_read(step, lock, *step.event.read);
         if (pending.acquire) {
@@ -45,7 +52,7 @@ class Writes final : public Kind {
         }
         return;
       case history::Type::Fail:
-        context_.reporter.add("fencing-saved", step.lock);
+        context_.reporter.add(fencing_saved_, step.lock);
         return;
       case history::Type::Info:
         return;
@@ -116,7 +123,7 @@ class Writes final : public Kind {
   }
 
   void report_stale(const Step& step, const Pending& pending) {
-    if (!context_.reporter.count(kStaleWrite, step.lock)) return;
+    if (!context_.reporter.count(stale_write_, step.lock)) return;
     const Accepted& q = *pending.overtaken;
     Violation v;
     v.kind = kStaleWrite;
@@ -137,7 +144,7 @@ class Writes final : public Kind {
   void check_read(const Step& step, PerLock& lock, int64_t read) {
     if (lock.recent.empty()) lock.recent.resize(kRecentReads);
     RecentRead& recent = lock.recent[uint64_t(read) % kRecentReads];
-    if (lock.reads.contains(read) && context_.reporter.count(kLostUpdate, step.lock)) {
+    if (lock.reads.contains(read) && context_.reporter.count(lost_update_, step.lock)) {
       Violation v;
       v.kind = kLostUpdate;
       v.lock = context_.locks[step.lock];
@@ -170,6 +177,7 @@ class Writes final : public Kind {
   }
 
   Context& context_;
+  const Reporter::Counter lost_update_, stale_write_, writes_accepted_, fencing_saved_;
   std::vector<PerLock> locks_;
   std::vector<Pending> pending_;  // by process: the write in flight
   std::vector<Missing> missing_;

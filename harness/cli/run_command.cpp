@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "lock.h"
 #include "process.h"
+#include "report.h"
 #include "runner.h"
 #include "scenario.h"
 
@@ -72,6 +73,12 @@ Action add_run_command(CLI::App& parent) {
     auto results = run_scenario(scenario, run_options);
     print_run_summary(results);
     std::cerr << "results: " << (run_options.out_dir / "results.json").string() << "\n";
+    try {
+      std::cerr << "report: " << reports::write_run_report(run_options.out_dir).string() << "\n";
+    } catch (const std::exception& e) {
+      // The results stand on their own; a report that cannot be drawn is not a failed run.
+      std::cerr << "locklab: warning: HTML report not written: " << e.what() << "\n";
+    }
     return exit_status(results);
   };
 }

@@ -8,7 +8,6 @@
 #include "commands.h"
 #include "matrix.h"
 #include "process.h"
-#include "runner.h"
 #include "suite.h"
 
 namespace locklab {

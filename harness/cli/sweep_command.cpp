@@ -5,7 +5,6 @@
 #include "commands.h"
 #include "matrix.h"
 #include "process.h"
-#include "runner.h"
 #include "scenario.h"
 #include "suite.h"
 #include "sweep.h"
@@ -15,7 +14,7 @@ namespace locklab {
 Action add_sweep_command(CLI::App& parent) {
   struct Options {
     std::string scenario_file;
-    size_t fault = 0;
+    int64_t fault = 0;
     std::string param;
     double from = 0, to = 0, precision = 0;
     int runs = 1;
@@ -62,7 +61,10 @@ Action add_sweep_command(CLI::App& parent) {
     suite::check_algorithm_ids(options->algorithms);
     suite::SweepOptions sweep_options;
     suite::SweepSpec& spec = sweep_options.spec;
-    spec.fault = options->fault;
+    if (options->fault < 0)
+      throw std::invalid_argument("--fault: " + std::to_string(options->fault) +
+                                  " is out of range (0 = the scenario's first fault)");
+    spec.fault = size_t(options->fault);
     spec.param = options->param;
     spec.from = options->from;
     spec.to = options->to;

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <memory>
+#include <span>
 
 #ifdef LOCKLAB_HAVE_SIMDJSON
 #include <simdjson.h>
@@ -35,13 +37,13 @@ struct LineError {
 // returns has kPadding readable bytes after its end, as simdjson requires.
 class LineSource {
  public:
-  explicit LineSource(std::istream& in) : in_(in), buffer_(kChunk + kPadding) {}
+  explicit LineSource(std::istream& in) : in_(in) { grow(kFirstChunk); }
 
   // The next line without its '\n', or nullopt at the end of the input. The
   // view is valid until the next call.
   std::optional<std::string_view> next() {
     for (;;) {
-      const char* start = buffer_.data() + begin_;
+      const char* start = buffer_.get() + begin_;
       if (const void* newline = std::memchr(start, '\n', end_ - begin_)) {
         const size_t length = static_cast<const char*>(newline) - start;
         begin_ += length + 1;
@@ -58,22 +60,32 @@ class LineSource {
   }
 
  private:
-  static constexpr size_t kChunk = 1 << 20;
+  static constexpr size_t kFirstChunk = 64 << 10;
+  static constexpr size_t kMaxChunk = 1 << 20;
 
+  // Keeps the unfinished line at the front and reads after it; the buffer
+  // grows when that line takes more than half of it.
   void refill() {
-    // Keep the unfinished line at the front; grow when it fills the buffer.
-    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
-    if (buffer_.size() - kPadding - end_ < kChunk / 2) buffer_.resize(buffer_.size() * 2);
-    in_.read(buffer_.data() + end_, std::streamsize(buffer_.size() - kPadding - end_));
+    if (capacity_ - end_ < capacity_ / 2 || capacity_ < kMaxChunk) grow(capacity_ * 2);
+    in_.read(buffer_.get() + end_, std::streamsize(capacity_ - end_));
     end_ += size_t(in_.gcount());
     if (in_.bad()) throw LineError{"read failed"};
     if (in_.eof() || in_.gcount() == 0) eof_ = true;
   }
 
+  void grow(size_t capacity) {
+    auto bigger = std::make_unique_for_overwrite<char[]>(capacity + kPadding);
+    if (buffer_) std::memcpy(bigger.get(), buffer_.get(), end_);
+    buffer_ = std::move(bigger);
+    capacity_ = capacity;
+  }
+
   std::istream& in_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_ = 0;  // bytes of input it holds; kPadding more are allocated
   size_t begin_ = 0;
   size_t end_ = 0;
   bool eof_ = false;
@@ -93,17 +105,28 @@ bool is_int64(const json& value) {
          value.get<uint64_t>() <= uint64_t(std::numeric_limits<int64_t>::max());
 }
 
-// The integer fields of `value` that checkers read, and the `f` they belong to.
+// The integer fields of `value` that checkers read, by the `f` they belong to.
 struct ValueField {
-  const char* name;
-  const char* f;
+  std::string_view name;
   std::optional<int64_t> EventView::*member;
 };
-constexpr ValueField kValueFields[] = {
-    {"ttl_ms", "acquire", &EventView::ttl_ms},     {"reentry", "acquire", &EventView::reentry},
-    {"read", "write", &EventView::read},           {"write", "write", &EventView::write},
-    {"deleted", "release", &EventView::deleted},   {"remaining", "release", &EventView::remaining},
-};
+constexpr ValueField kAcquireFields[] = {{"ttl_ms", &EventView::ttl_ms},
+                                         {"reentry", &EventView::reentry}};
+constexpr ValueField kWriteFields[] = {{"read", &EventView::read}, {"write", &EventView::write}};
+constexpr ValueField kReleaseFields[] = {{"deleted", &EventView::deleted},
+                                         {"remaining", &EventView::remaining}};
+
+std::span<const ValueField> value_fields(std::string_view f) {
+  if (f == "acquire") return kAcquireFields;
+  if (f == "write") return kWriteFields;
+  if (f == "release") return kReleaseFields;
+  return {};
+}
+
+void clear_value_fields(EventView& view) {
+  view.ttl_ms = view.reentry = view.read = view.write = view.deleted = view.remaining = std::nullopt;
+  view.targets.clear();
+}
 
 bool is_crash_client(std::string_view process, std::string_view f) {
   return process == "nemesis" && f == "crash-client";
@@ -145,18 +168,17 @@ void fill_view(const Event& e, EventView& view) {
   view.f = e.f;
   view.lock = e.lock ? std::optional<std::string_view>(*e.lock) : std::nullopt;
   view.token = e.token;
-  for (const auto& field : kValueFields) {
-    view.*field.member = std::nullopt;
-    if (e.f != field.f || !e.value.is_object()) continue;
+  clear_value_fields(view);
+  for (const auto& field : value_fields(e.f)) {
+    if (!e.value.is_object()) break;
     auto it = e.value.find(field.name);
     if (it == e.value.end() || it->is_null()) continue;
     if (!is_int64(*it)) {
-      throw LineError{std::string("field \"value.") + field.name + "\" of " + field.f +
+      throw LineError{"field \"value." + std::string(field.name) + "\" of " + e.f +
                       " must be an integer, got " + shown(*it)};
     }
     view.*field.member = it->get<int64_t>();
   }
-  view.targets.clear();
   if (is_crash_client(e.process, e.f)) {
     if (!e.value.is_object()) throw LineError{kTargetsRule};
     auto targets = e.value.find("targets");
@@ -284,89 +306,134 @@ class FastParser {
   bool parse(std::string_view line, EventView& view) {
     simdjson::dom::object doc;
     if (parser_.parse(line.data(), line.size(), false).get_object().get(doc)) return false;
-
-    enum : unsigned { kIndex = 1, kTime = 2, kProcess = 4, kType = 8, kF = 16, kAllRequired = 31 };
     unsigned seen = 0;
-    unsigned seen_optional = 0;
     simdjson::dom::element value;
     bool has_value = false;
     unknown_keys_.clear();
     view.lock.reset();
     view.token.reset();
     for (auto [key, element] : doc) {
-      if (key == "index") {
-        if (!once(seen, kIndex) || element.get_int64().get(view.index)) return false;
-      } else if (key == "time_ns") {
-        if (!once(seen, kTime) || element.get_int64().get(view.time_ns)) return false;
-      } else if (key == "process") {
-        if (!once(seen, kProcess) || element.get_string().get(view.process) ||
-            view.process.empty())
-          return false;
-      } else if (key == "type") {
-        std::string_view type;
-        if (!once(seen, kType) || element.get_string().get(type)) return false;
-        auto parsed = parse_type(type);
-        if (!parsed) return false;
-        view.type = *parsed;
-      } else if (key == "f") {
-        if (!once(seen, kF) || element.get_string().get(view.f) || view.f.empty()) return false;
-      } else if (key == "lock") {
-        if (!once(seen_optional, 1)) return false;
-        if (!element.is_null()) {
-          std::string_view lock;
-          if (element.get_string().get(lock)) return false;
-          view.lock = lock;
-        }
-      } else if (key == "token") {
-        if (!once(seen_optional, 2)) return false;
-        if (!element.is_null()) {
-          int64_t token;
-          if (element.get_int64().get(token)) return false;
-          view.token = token;
-        }
-      } else if (key == "owner" || key == "node" || key == "error") {
-        if (!once(seen_optional, key == "owner" ? 4 : key == "node" ? 8 : 16)) return false;
-        if (!element.is_null() && !element.is_string()) return false;
-      } else if (key == "client_time_ns") {
-        if (!once(seen_optional, 32)) return false;
-        if (!element.is_null() && !element.is_int64()) return false;
-      } else if (key == "value") {
-        if (!once(seen_optional, 64)) return false;
-        value = element;
-        has_value = true;
-      } else {
+      const Field field = field_of(key);
+      if (field == Field::Unknown) {
         if (std::find(unknown_keys_.begin(), unknown_keys_.end(), key) != unknown_keys_.end())
           return false;
         unknown_keys_.push_back(key);
+        continue;
+      }
+      const unsigned bit = 1u << unsigned(field);
+      if (seen & bit) return false;  // duplicate
+      seen |= bit;
+      switch (field) {
+        case Field::Index:
+          if (element.get_int64().get(view.index)) return false;
+          break;
+        case Field::Time:
+          if (element.get_int64().get(view.time_ns)) return false;
+          break;
+        case Field::Process:
+          if (element.get_string().get(view.process) || view.process.empty()) return false;
+          break;
+        case Field::Type: {
+          std::string_view type;
+          if (element.get_string().get(type)) return false;
+          auto parsed = parse_type(type);
+          if (!parsed) return false;
+          view.type = *parsed;
+          break;
+        }
+        case Field::F:
+          if (element.get_string().get(view.f) || view.f.empty()) return false;
+          break;
+        case Field::Lock:
+          if (!element.is_null()) {
+            std::string_view lock;
+            if (element.get_string().get(lock)) return false;
+            view.lock = lock;
+          }
+          break;
+        case Field::Token:
+          if (!element.is_null()) {
+            int64_t token;
+            if (element.get_int64().get(token)) return false;
+            view.token = token;
+          }
+          break;
+        case Field::Owner:
+        case Field::Node:
+        case Field::Error:
+          if (!element.is_null() && !element.is_string()) return false;
+          break;
+        case Field::ClientTime:
+          if (!element.is_null() && !element.is_int64()) return false;
+          break;
+        case Field::Value:
+          value = element;
+          has_value = true;
+          break;
+        case Field::Unknown:
+          break;
       }
     }
-    if (seen != kAllRequired) return false;
+    constexpr unsigned kRequired = 1u << unsigned(Field::Index) | 1u << unsigned(Field::Time) |
+                                   1u << unsigned(Field::Process) | 1u << unsigned(Field::Type) |
+                                   1u << unsigned(Field::F);
+    if ((seen & kRequired) != kRequired) return false;
     return parse_value(has_value ? &value : nullptr, view);
   }
 
  private:
-  static bool once(unsigned& seen, unsigned bit) {
-    if (seen & bit) return false;
-    seen |= bit;
-    return true;
+  enum class Field {
+    Index, Time, Process, Type, F, Lock, Owner, Token, ClientTime, Node, Error, Value, Unknown
+  };
+
+  // One candidate by length and first letter, then one comparison.
+  static Field field_of(std::string_view key) {
+    using namespace std::literals;
+    std::string_view name;
+    Field field = Field::Unknown;
+    switch (key.size() * 256 + (key.empty() ? 0 : uint8_t(key[0]))) {
+      case 1 * 256 + 'f': return Field::F;
+      case 4 * 256 + 't': name = "type"sv, field = Field::Type; break;
+      case 4 * 256 + 'l': name = "lock"sv, field = Field::Lock; break;
+      case 4 * 256 + 'n': name = "node"sv, field = Field::Node; break;
+      case 5 * 256 + 'i': name = "index"sv, field = Field::Index; break;
+      case 5 * 256 + 'v': name = "value"sv, field = Field::Value; break;
+      case 5 * 256 + 't': name = "token"sv, field = Field::Token; break;
+      case 5 * 256 + 'o': name = "owner"sv, field = Field::Owner; break;
+      case 5 * 256 + 'e': name = "error"sv, field = Field::Error; break;
+      case 7 * 256 + 't': name = "time_ns"sv, field = Field::Time; break;
+      case 7 * 256 + 'p': name = "process"sv, field = Field::Process; break;
+      case 14 * 256 + 'c': name = "client_time_ns"sv, field = Field::ClientTime; break;
+      default: return Field::Unknown;
+    }
+    return key == name ? field : Field::Unknown;
   }
 
-  // The value fields of fill_view(), with the same rules.
+  // The value fields of fill_view(), with the same rules (the last of
+  // duplicate keys counts, as with nlohmann).
   static bool parse_value(const simdjson::dom::element* value, EventView& view) {
-    const bool is_object = value && value->is_object();
-    for (const auto& field : kValueFields) {
-      view.*field.member = std::nullopt;
-      if (view.f != field.f || !is_object) continue;
-      simdjson::dom::element member;
-      if (value->at_key(field.name).get(member) || member.is_null()) continue;
-      int64_t number;
-      if (member.get_int64().get(number)) return false;
-      view.*field.member = number;
+    clear_value_fields(view);
+    simdjson::dom::object object;
+    const bool is_object = value && !value->get_object().get(object);
+    const auto fields = value_fields(view.f);
+    if (is_object && !fields.empty()) {
+      for (auto [key, member] : object) {
+        for (const auto& field : fields) {
+          if (key != field.name) continue;
+          int64_t number;
+          if (member.is_null()) {
+            view.*field.member = std::nullopt;
+          } else if (member.get_int64().get(number)) {
+            return false;
+          } else {
+            view.*field.member = number;
+          }
+        }
+      }
     }
-    view.targets.clear();
     if (is_crash_client(view.process, view.f)) {
       simdjson::dom::array targets;
-      if (!is_object || value->at_key("targets").get_array().get(targets)) return false;
+      if (!is_object || object.at_key("targets").get_array().get(targets)) return false;
       for (auto target : targets) {
         std::string_view name;
         if (target.get_string().get(name)) return false;

@@ -40,7 +40,7 @@ install_missing() {
 
 build() {
   if [[ ! -f "$build/CMakeCache.txt" ]]; then
-    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O2 >/dev/null
   fi
   cmake --build "$build" -j "$(nproc)"
 }

@@ -266,6 +266,18 @@ TEST(StaleWrite, NearMisses) {
   h.ok("c1", "write", "L", json{{"read", 1}, {"write", 2}});
   EXPECT_EQ(violation_counts(check(h.events())), "");
 
+  // The other holder acquired at the same instant as this one: not after it.
+  HistoryBuilder same_instant;
+  same_instant.invoke("c2", "acquire", "L");
+  same_instant.invoke("c1", "acquire", "L");
+  same_instant.at(100).ok("c2", "acquire", "L");
+  same_instant.at(100).invoke("c2", "write", "L", json{{"read", 0}, {"write", 1}});
+  same_instant.at(100).ok("c2", "write", "L", json{{"read", 0}, {"write", 1}});
+  same_instant.at(100).invoke("c2", "release", "L");
+  same_instant.at(100).ok("c1", "acquire", "L");
+  same_instant.at(200).write("c1", "L", 1);
+  EXPECT_EQ(violation_counts(check(same_instant.events())), "");
+
   // The other holder acquired before this one did: its hold is the older.
   HistoryBuilder older;
   older.acquire("c2", "L");
@@ -420,6 +432,23 @@ TEST(Liveness, ALiveProcessThatMayHoldItExplainsTheFailures) {
   h.at(102 * kMs).invoke("c1", "acquire", "L", json{{"ttl_ms", 10}});
   h.at(200 * kMs).fail("c1", "acquire", "L");
   EXPECT_EQ(violation_counts(check(h.events())), "liveness=1");
+}
+
+TEST(Liveness, AReleaseInFlightMayStillHoldTheKey) {
+  HistoryBuilder h;
+  h.at(0).invoke("c0", "acquire", "L", json{{"ttl_ms", 1}});
+  h.ok("c0", "acquire", "L");
+  h.at(1 * kMs).invoke("c0", "release", "L");  // its hold ends here, its key goes later
+  h.at(2 * kMs).invoke("c1", "acquire", "L", json{{"ttl_ms", 1}});
+  h.at(9 * kMs).fail("c1", "acquire", "L");
+  h.at(10 * kMs).ok("c0", "release", "L");
+  EXPECT_EQ(violation_counts(check(h.events())), "");
+  h.at(11 * kMs).invoke("c1", "acquire", "L", json{{"ttl_ms", 1}});
+  h.at(20 * kMs).fail("c1", "acquire", "L");  // after the release completed: stuck
+  const auto results = check(h.events());
+  EXPECT_EQ(only_violation(results).events, (Indices{5, 6, 7}));
+  EXPECT_NE(only_violation(results).explanation.find("after c0 released it at event 5"),
+            std::string::npos);
 }
 
 TEST(Liveness, FailuresWhileSomeoneHoldsItAreExpected) {

@@ -138,3 +138,33 @@ TEST(Cli, ListNamesEveryAlgorithm) {
 
 }  // namespace
 }  // namespace locklab
+
+namespace locklab {
+namespace {
+
+TEST(Cli, TheExampleAdapterRunsAScenarioInPlaceOfTheBuiltInLocks) {
+  TempDir out("locklab-adapter");
+  Outcome o = locklab("run " + scenario_path("smoke.json") + " --out " + out.path().string() +
+                      " --adapter '/usr/bin/python3 " + SOURCE_DIR + "/examples/adapters/redis_py_lock.py'");
+  ASSERT_EQ(o.status, 0) << o.err;
+  json results = json::parse(slurp(out.path() / "results.json"));
+  ASSERT_EQ(results["runs"].size(), 1u);
+  EXPECT_EQ(results["runs"][0]["algorithm"], "redis-py-lock");
+  EXPECT_EQ(results["runs"][0]["verdict"], "safe");
+  EXPECT_GT(results["runs"][0]["stats"]["acquires_ok"].get<int64_t>(), 10);
+  expect_valid_history(out.path() / "redis-py-lock" / "history.jsonl");
+}
+
+TEST(Cli, AnAdapterThatPrintsGarbageIsAClearErrorNotAHang) {
+  TempDir dir("locklab-garbage");
+  auto script = dir.path() / "garbage.sh";
+  std::ofstream(script) << "#!/bin/sh\necho 'this is not json'\nsleep 60\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  Outcome o = locklab("run " + scenario_path("smoke.json") + " --out " + (dir.path() / "out").string() +
+                      " --adapter " + script.string());
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("not json"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace locklab

@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Run {
+struct RunRecord {
   json result;
   std::vector<json> history;
 
@@ -30,10 +30,10 @@ struct Run {
   int64_t count(const std::string& kind) const { return result["check"]["counts"].value(kind, int64_t(0)); }
 };
 
-Run run(const std::string& scenario_json, const std::string& algorithm) {
+RunRecord run(const std::string& scenario_json, const std::string& algorithm) {
   Scenario scenario = parse_scenario(json::parse(scenario_json), "inline.json");
   TempDir out("locklab-nemesis-test");
-  Run r;
+  RunRecord r;
   r.result = run_algorithm(scenario, algorithm, scenario.seed, out.path());
   EXPECT_TRUE(r.result["error"].is_null()) << r.result["error"];
   std::ifstream in(out.path() / algorithm / "history.jsonl");
@@ -63,7 +63,7 @@ int live_children() {
 }
 
 TEST(Nemesis, APausedRedissonClientLosesTheLockAndResumesBelievingItHoldsIt) {
-  Run r = run(R"({"clients": 2, "algorithms": ["redisson-hash"], "duration_ms": 3000,
+  RunRecord r = run(R"({"clients": 2, "algorithms": ["redisson-hash"], "duration_ms": 3000,
                  "workload": {"locks": ["L"], "ttl_ms": 600, "wait_ms": 2000, "work_ms": 5},
                  "faults": [{"kind": "pause", "when": {"client": "c1", "step": "acquired"}, "duration_ms": 2000}]})",
               "redisson-hash");
@@ -84,7 +84,7 @@ TEST(Nemesis, APausedRedissonClientLosesTheLockAndResumesBelievingItHoldsIt) {
 }
 
 TEST(Nemesis, ClientCrashBetweenSetnxAndExpireBlocksTheLockForever) {
-  Run r = run(R"({"clients": 2, "algorithms": ["setnx-expire"], "duration_ms": 2500,
+  RunRecord r = run(R"({"clients": 2, "algorithms": ["setnx-expire"], "duration_ms": 2500,
                  "workload": {"locks": ["L"], "ttl_ms": 500, "wait_ms": 300, "work_ms": 5},
                  "faults": [{"kind": "crash-client", "when": {"client": "c1", "step": "after-setnx"}}]})",
               "setnx-expire");
@@ -98,7 +98,7 @@ TEST(Nemesis, ClientCrashBetweenSetnxAndExpireBlocksTheLockForever) {
 }
 
 TEST(Nemesis, ServerClockJumpExpiresTheKeyUnderItsHolder) {
-  Run r = run(R"({"clients": 2, "algorithms": ["set-nx-px"], "duration_ms": 2500,
+  RunRecord r = run(R"({"clients": 2, "algorithms": ["set-nx-px"], "duration_ms": 2500,
                  "workload": {"locks": ["L"], "ttl_ms": 5000, "wait_ms": 2000, "work_ms": 1000},
                  "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 200},
                             {"kind": "server-clock-jump", "when": {"client": "c1", "step": "acquired"},
@@ -109,7 +109,7 @@ TEST(Nemesis, ServerClockJumpExpiresTheKeyUnderItsHolder) {
 }
 
 TEST(Nemesis, BlackholedLinkTimesOutAndHeals) {
-  Run r = run(R"({"clients": 1, "algorithms": ["set-nx-px"], "duration_ms": 3500,
+  RunRecord r = run(R"({"clients": 1, "algorithms": ["set-nx-px"], "duration_ms": 3500,
                  "workload": {"locks": ["L"], "ttl_ms": 2000, "wait_ms": 200, "work_ms": 5, "think_ms": 5},
                  "faults": [{"kind": "partition", "at_ms": 500, "duration_ms": 1500}]})",
               "set-nx-px");
@@ -128,7 +128,7 @@ TEST(Nemesis, BlackholedLinkTimesOutAndHeals) {
 }
 
 TEST(Nemesis, ManualFailoverAfterACutReplicationLinkGrantsTheLockTwice) {
-  Run r = run(R"({"clients": 2, "algorithms": ["set-nx-px"], "duration_ms": 2500,
+  RunRecord r = run(R"({"clients": 2, "algorithms": ["set-nx-px"], "duration_ms": 2500,
                  "topology": {"replicas": 1},
                  "workload": {"locks": ["L"], "ttl_ms": 10000, "wait_ms": 500, "work_ms": 1500},
                  "faults": [{"kind": "cut-replication", "at_ms": 0},

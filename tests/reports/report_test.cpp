@@ -183,7 +183,9 @@ TEST(RunReport, ViolatedRunShowsVerdictsExplanationBandAndExactlyTheViolatingEve
             std::string::npos);
 
   // The explanation, escaped, and its events as links into the event table.
-  EXPECT_NE(html.find("c2 acquired L at event 6 while c1 held it since event 1 &lt;overlap&gt;"),
+  // Event numbers in the explanation link to the event table.
+  EXPECT_NE(html.find("c2 acquired L at <a href=\"#set-nx-px-event-6\">event 6</a> while c1 held "
+                      "it since <a href=\"#set-nx-px-event-1\">event 1</a> &lt;overlap&gt;"),
             std::string::npos);
   EXPECT_EQ(html.find("<overlap>"), std::string::npos);
   EXPECT_EQ(event_anchors(html, "set-nx-px"), run.violation_events);
@@ -202,7 +204,10 @@ TEST(RunReport, ViolatedRunShowsVerdictsExplanationBandAndExactlyTheViolatingEve
   EXPECT_EQ(count(html, "class=\"fault-band\""), 2u);
   EXPECT_EQ(count(html, ">pause c1</text>"), 2u);
   EXPECT_EQ(count(html, "fill=\"url(#set-nx-px-hatch-"), 1u);
-  EXPECT_EQ(count(html, "<g class=\"violation\">"), 4u);
+  // Mutual exclusion: the overlap highlighted on both lanes; the lost update:
+  // a line through its two writes.
+  EXPECT_EQ(count(html, "<g class=\"violation\">"), 2u * 2u);
+  EXPECT_EQ(count(html, "class=\"violation-link\""), 2u);
   EXPECT_EQ(count(html, "class=\"hold\""), 4u);
   EXPECT_EQ(count(html, "class=\"write-token\" "), 4u);  // 33 and 34, twice
   // c1's refused release once per algorithm, plus each section's legend.
@@ -365,7 +370,8 @@ TEST(RunReport, LargeHistoryStaysSmallAndKeepsEveryViolationInDetail) {
   // ...and each violation, a sliver of the run, gets a close-up with every hold in it.
   EXPECT_EQ(count(html, "<h4>Close-up: "), violations.size());
   EXPECT_GT(count(html, "class=\"hold\""), 0u);
-  EXPECT_EQ(count(html, "<g class=\"violation\">"), 2 * violations.size());
+  // Each violation highlighted on its two lanes, in the whole picture and in its close-up.
+  EXPECT_EQ(count(html, "<g class=\"violation\">"), 2 * 2 * violations.size());
   EXPECT_EQ(count(html, "class=\"fault-band\""), 1u);
 }
 
@@ -395,6 +401,34 @@ TEST(RunReport, ManyViolationsKeepThePageBoundedAndSaySo) {
   EXPECT_TRUE(anchors.count(0) && anchors.count(1));
   EXPECT_NE(html.find("the other 4,000 violations are listed without them"), std::string::npos);
   EXPECT_NE(html.find("Only the first 200 of 5,000 violations are drawn"), std::string::npos);
+  // Drawn violations that touch merge into one highlight per lane, in the
+  // whole picture and in the close-up of the first 200 ms.
+  EXPECT_EQ(count(html, "<h4>Close-up: "), 1u);
+  EXPECT_EQ(count(html, "<g class=\"violation\">"), 2u * 2u);
+  EXPECT_NE(html.find("200 violations overlap here"), std::string::npos);
+}
+
+TEST(RunReport, APageWithManySectionsIsDrawnWithLessDetailAndSaysSo) {
+  TempDir dir("report-test");
+  HistoryBuilder h;
+  double t = 0;
+  for (int cycle = 0; h.size() < 20'000; ++cycle, t += 0.1) {
+    std::string c = "c" + std::to_string(cycle % 4 + 1);
+    h.add(t, c, "invoke", "acquire", {{"lock", "L"}});
+    h.add(t + 0.01, c, "ok", "acquire", {{"lock", "L"}, {"token", cycle}});
+    h.add(t + 0.02, c, "ok", "write", {{"lock", "L"}, {"token", cycle}});
+    h.add(t + 0.03, c, "invoke", "release", {{"lock", "L"}});
+  }
+  h.write(dir.path() / "shared" / "history.jsonl");
+  json runs = json::array();
+  for (int k = 1; k <= 12; ++k)
+    runs.push_back({{"algorithm", "a"}, {"run", k}, {"history", "shared/history.jsonl"}});
+  write_text(dir.path() / "results.json", json({{"scenario", "repeated"}, {"runs", runs}}).dump());
+
+  std::string html = read_text(write_run_report(dir.path()));
+  EXPECT_LT(html.size(), 5u << 20);
+  EXPECT_NE(html.find("% of the usual detail to stay small"), std::string::npos);
+  EXPECT_EQ(count(html, "<svg class=\"timeline\""), 12u);
 }
 
 // Whatever subset of events the violations name, the page anchors exactly those.

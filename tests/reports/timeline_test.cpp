@@ -113,6 +113,22 @@ TEST(Timeline, FaultsPairStartWithEndByKindAndTargets) {
   EXPECT_TRUE(t.faults[3].instant);
 }
 
+TEST(Timeline, AnEndWithoutTargetsClosesTheFaultWhoseParametersItRepeats) {
+  HistoryBuilder h;
+  int64_t short_pause = h.nemesis(0, "pause", "start", {"c2", "c3"}, {{"duration_ms", 300}});
+  int64_t long_pause = h.nemesis(9, "pause", "start", {"c1"}, {{"duration_ms", 2500}});
+  int64_t short_end =
+      h.add(300, "nemesis", "info", "pause", {{"value", {{"phase", "end"}, {"duration_ms", 300}}}});
+  int64_t long_end = h.add(2509, "nemesis", "info", "pause",
+                           {{"value", {{"phase", "end"}, {"duration_ms", 2500}}}});
+  Timeline t = read(h);
+  ASSERT_EQ(t.faults.size(), 2u);
+  EXPECT_EQ(t.faults[0].start_index, short_pause);
+  EXPECT_EQ(t.faults[0].end_index, short_end);
+  EXPECT_EQ(t.faults[1].start_index, long_pause);
+  EXPECT_EQ(t.faults[1].end_index, long_end);
+}
+
 TEST(Timeline, LanesInNaturalOrderAndAskedEventsKeptVerbatim) {
   HistoryBuilder h;
   h.add(0, "c10", "ok", "acquire", {{"lock", "L"}, {"custom", {{"x", 1}}}});
