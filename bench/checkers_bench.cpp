@@ -22,10 +22,9 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "checkers.h"
 #include "reader.h"
@@ -77,12 +76,15 @@ void generate(const std::filesystem::path& path, int64_t events) {
     const int64_t token = ++tokens[lock];
     const int64_t read = counters[lock]++;
     std::snprintf(owner, sizeof owner, ",\"owner\":\"%016" PRIx64 "%016" PRIx64 "\"",
-                  uint64_t(uint64_t(turn) * 0x9e3779b97f4a7c15u), uint64_t(uint64_t(turn) ^ 0xdeadbeefu));
+                  uint64_t(uint64_t(turn) * 0x9e3779b97f4a7c15u),
+                  uint64_t(uint64_t(turn) ^ 0xdeadbeefu));
     const std::string acquire_ok = std::string(owner) + ",\"token\":" + std::to_string(token) +
                                    ",\"value\":{\"validity_ms\":2000,\"reentry\":1}";
-    std::snprintf(value, sizeof value, ",\"token\":%" PRId64 ",\"value\":{\"read\":%" PRId64
-                  ",\"write\":%" PRId64 "}", token, read, read + 1);
-    line(holder.c_str(), "invoke", "acquire", lock, ",\"value\":{\"ttl_ms\":2000,\"wait_ms\":1000}");
+    std::snprintf(value, sizeof value,
+                  ",\"token\":%" PRId64 ",\"value\":{\"read\":%" PRId64 ",\"write\":%" PRId64 "}",
+                  token, read, read + 1);
+    line(holder.c_str(), "invoke", "acquire", lock,
+         ",\"value\":{\"ttl_ms\":2000,\"wait_ms\":1000}");
     line(holder.c_str(), "ok", "acquire", lock, acquire_ok);
     line(other.c_str(), "invoke", "acquire", lock, ",\"value\":{\"ttl_ms\":2000,\"wait_ms\":1000}");
     line(other.c_str(), "fail", "acquire", lock, ",\"error\":\"held by another client\"");
@@ -148,7 +150,8 @@ Timing measure(benchmark::State& state, Work work) {
 // readable bytes for simdjson.
 class Lines {
  public:
-  explicit Lines(const std::filesystem::path& path) : in_(path, std::ios::binary), buffer_(kChunk + 4096) {}
+  explicit Lines(const std::filesystem::path& path)
+      : in_(path, std::ios::binary), buffer_(kChunk + 4096) {}
   bool next(std::string_view& line) {
     for (;;) {
       if (const void* nl = std::memchr(buffer_.data() + begin_, '\n', end_ - begin_)) {
@@ -308,7 +311,8 @@ int main(int argc, char** argv) {
   once(benchmark::RegisterBenchmark("EventReader (1M lines)", event_reader));
   once(benchmark::RegisterBenchmark("parse: nlohmann DOM (1M lines)", parse_nlohmann_dom));
 #ifdef LOCKLAB_HAVE_SIMDJSON
-  once(benchmark::RegisterBenchmark("parse: simdjson On-Demand (1M lines)", parse_simdjson_on_demand));
+  once(benchmark::RegisterBenchmark("parse: simdjson On-Demand (1M lines)",
+                                    parse_simdjson_on_demand));
   once(benchmark::RegisterBenchmark("parse: simdjson DOM (1M lines)", parse_simdjson_dom));
 #endif
   benchmark::RunSpecifiedBenchmarks();

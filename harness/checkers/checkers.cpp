@@ -25,11 +25,11 @@ nlohmann::json Results::to_json() const {
   nlohmann::json listed = nlohmann::json::array();
   for (const auto& v : violations) {
     listed.push_back({{"kind", v.kind},
-                          {"lock", v.lock},
-                          {"processes", v.processes},
-                          {"events", v.events},
-                          {"times_ns", v.times_ns},
-                          {"explanation", v.explanation}});
+                      {"lock", v.lock},
+                      {"processes", v.processes},
+                      {"events", v.events},
+                      {"times_ns", v.times_ns},
+                      {"explanation", v.explanation}});
   }
   return {{"verdict", violated() ? "violated" : "safe"},
           {"counts", counts},

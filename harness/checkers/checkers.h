@@ -79,10 +79,9 @@
 #include <filesystem>
 #include <istream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "event.h"
 #include "reader.h"

@@ -32,7 +32,8 @@ Reporter::Counter Reporter::counter(const std::string& name) {
 size_t Reporter::count(Counter kind, LockId lock, int64_t n) {
   add(kind, lock, n);
   Count& c = counts_[kind];
-  const size_t room = options_.max_listed_per_kind - std::min(c.listed, options_.max_listed_per_kind);
+  const size_t room =
+      options_.max_listed_per_kind - std::min(c.listed, options_.max_listed_per_kind);
   const size_t listed = std::min(room, size_t(n));
   c.listed += listed;
   return listed;
@@ -76,11 +77,16 @@ namespace {
 
 Op classify(std::string_view f) {
   switch (f.size()) {
-    case 4: return f == "lost" ? Op::Lost : Op::Other;
-    case 5: return f == "write" ? Op::Write : Op::Other;
-    case 6: return f == "extend" ? Op::Extend : Op::Other;
-    case 7: return f == "acquire" ? Op::Acquire : f == "release" ? Op::Release : Op::Other;
-    default: return Op::Other;
+    case 4:
+      return f == "lost" ? Op::Lost : Op::Other;
+    case 5:
+      return f == "write" ? Op::Write : Op::Other;
+    case 6:
+      return f == "extend" ? Op::Extend : Op::Other;
+    case 7:
+      return f == "acquire" ? Op::Acquire : f == "release" ? Op::Release : Op::Other;
+    default:
+      return Op::Other;
   }
 }
 
@@ -90,7 +96,10 @@ Engine::Engine(const Options& options, std::function<std::string(int64_t)> where
     : options_(options),
       where_(std::move(where)),
       reporter_(options_),
-      context_{options_, processes_, locks_, reporter_,
+      context_{options_,
+               processes_,
+               locks_,
+               reporter_,
                [this](LockId lock, ProcessId process) {
                  if (size_t(lock) >= holdings_.size() ||
                      size_t(process) >= holdings_[size_t(lock)].size())
@@ -111,6 +120,7 @@ Engine::Engine(const Options& options, std::function<std::string(int64_t)> where
     for (unsigned op = 0; op < 6; ++op)
       if (kind->ops() & (1u << op)) by_op_[op].push_back(kind.get());
     if (kind->wants_time()) time_kinds_.push_back(kind.get());
+    if (kind->wants_holds()) hold_kinds_.push_back(kind.get());
   }
 }
 
@@ -142,16 +152,19 @@ void Engine::observe(const history::EventView& e) {
   const ProcessId process = processes_.intern(e.process);
   if (process_states_.size() <= size_t(process)) process_states_.resize(size_t(process) + 1);
   ProcessState& state = process_states_[size_t(process)];
-  const int32_t f = fs_.intern(e.f);
-  Step step{e,      ref,    process,    e.lock ? locks_.intern(*e.lock) : kNoLock,
-            classify(e.f), e.type, Ref{}, state.dead};
+  const Op op = classify(e.f);
+  // Known operations are told apart by Op; others by their interned name.
+  const int32_t f = op == Op::Other ? int32_t(unsigned(Op::Other)) + fs_.intern(e.f) : int32_t(op);
+  Step step{e,  ref,    process, e.lock ? locks_.intern(*e.lock) : kNoLock,
+            op, e.type, Ref{},   state.dead};
 
   // Pairing: a process has at most one operation in flight; `lost` is a single event.
   if (step.op == Op::Lost) {
   } else if (e.type == Type::Invoke) {
     if (state.in_flight.f >= 0) {
-      structure_error(step, "invoked " + std::string(e.f) + " while its " + fs_[state.in_flight.f] +
-                                " invoked at event " + std::to_string(state.in_flight.invoke.index) +
+      structure_error(step, "invoked " + std::string(e.f) + " while its " +
+                                f_name(state.in_flight.f) + " invoked at event " +
+                                std::to_string(state.in_flight.invoke.index) +
                                 " has not completed");
     }
     state.in_flight = {f, step.lock, ref};
@@ -161,7 +174,7 @@ void Engine::observe(const history::EventView& e) {
     }
     if (state.in_flight.f != f) {
       structure_error(step, "completed " + std::string(e.f) + " but its open operation is " +
-                                fs_[state.in_flight.f] + " (invoked at event " +
+                                f_name(state.in_flight.f) + " (invoked at event " +
                                 std::to_string(state.in_flight.invoke.index) + ")");
     }
     if (step.lock != kNoLock && step.lock != state.in_flight.lock) {
@@ -186,7 +199,7 @@ void Engine::observe(const history::EventView& e) {
       held.start = ref;
       ++open_holds_[size_t(step.lock)];
       reporter_.add(holds_, step.lock);
-      for (auto& kind : kinds_) kind->on_hold_start(Hold{step.lock, process, ref});
+      for (Kind* kind : hold_kinds_) kind->on_hold_start(Hold{step.lock, process, ref});
     }
   } else if (step.op == Op::Release && e.type == Type::Invoke && held.depth > 0) {
     if (--held.depth == 0) end_hold(step.lock, process, ref, HoldEnd::Release);
@@ -194,6 +207,11 @@ void Engine::observe(const history::EventView& e) {
     held.depth = 0;
     end_hold(step.lock, process, ref, HoldEnd::Lost);
   }
+}
+
+std::string Engine::f_name(int32_t f) const {
+  static const char* const kKnown[] = {"acquire", "release", "extend", "write", "lost"};
+  return f < int32_t(Op::Other) ? kKnown[f] : fs_[f - int32_t(Op::Other)];
 }
 
 void Engine::crash(ProcessId process, Ref ref) {
@@ -214,7 +232,7 @@ void Engine::crash(ProcessId process, Ref ref) {
 void Engine::end_hold(LockId lock, ProcessId process, Ref end, HoldEnd how) {
   --open_holds_[size_t(lock)];
   const Hold hold{lock, process, holdings_[size_t(lock)][size_t(process)].start};
-  for (auto& kind : kinds_) kind->on_hold_end(hold, end, how);
+  for (Kind* kind : hold_kinds_) kind->on_hold_end(hold, end, how);
 }
 
 Results Engine::finish(const Kind::Replay& replay) {
@@ -234,7 +252,11 @@ Results Engine::finish(const Kind::Replay& replay) {
 }
 
 void Engine::structure_error(const Step& step, const std::string& what) {
-  throw HistoryError(where_(step.ref.index) + ": " + processes_[step.process] + " " + what);
+  std::string message = where_(step.ref.index) + ": " + processes_[step.process] + " " + what;
+  // Names come from the history: keep the message on one line.
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  throw HistoryError(message);
 }
 
 }  // namespace locklab::checkers

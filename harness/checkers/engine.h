@@ -34,10 +34,14 @@ struct Ref {
 void set_events(Violation& v, std::initializer_list<Ref> refs);
 
 // "event 17"
-inline std::string event_text(Ref ref) { return "event " + std::to_string(ref.index); }
+inline std::string event_text(Ref ref) {
+  return "event " + std::to_string(ref.index);
+}
 
 enum class Op { Acquire, Release, Extend, Write, Lost, Other };
-constexpr unsigned bit(Op op) { return 1u << unsigned(op); }
+constexpr unsigned bit(Op op) {
+  return 1u << unsigned(op);
+}
 
 // One client event, paired and resolved to ids.
 struct Step {
@@ -146,9 +150,10 @@ class Kind {
  public:
   virtual ~Kind() = default;
   // The operations whose events on_step() wants (bits of 1 << Op), and
-  // whether it wants on_time(): the engine calls nothing else.
+  // whether it wants on_time() and the hold calls: the engine calls nothing else.
   virtual unsigned ops() const { return 0; }
   virtual bool wants_time() const { return false; }
+  virtual bool wants_holds() const { return false; }
   virtual void on_time(int64_t /*time_ns*/) {}
   virtual void on_step(const Step& /*step*/) {}
   virtual void on_crash(ProcessId /*process*/, Ref /*crash*/) {}
@@ -181,7 +186,7 @@ class Engine {
 
  private:
   struct Operation {
-    int32_t f = -1;  // interned f; -1: none in flight
+    int32_t f = -1;  // an Op, or Op::Other + the interned f; -1: none in flight
     LockId lock = kNoLock;
     Ref invoke;
   };
@@ -198,6 +203,7 @@ class Engine {
   Holding& holding(LockId lock, ProcessId process);
   void crash(ProcessId process, Ref ref);
   void end_hold(LockId lock, ProcessId process, Ref end, HoldEnd how);
+  std::string f_name(int32_t f) const;
   [[noreturn]] void structure_error(const Step& step, const std::string& what);
 
   Options options_;
@@ -210,8 +216,9 @@ class Engine {
   Reporter::Counter holds_ = 0;
   Context context_;
   std::vector<std::unique_ptr<Kind>> kinds_;
-  std::vector<Kind*> by_op_[6];     // the kinds that want each Op
-  std::vector<Kind*> time_kinds_;   // the kinds that want on_time()
+  std::vector<Kind*> by_op_[6];    // the kinds that want each Op
+  std::vector<Kind*> time_kinds_;  // the kinds that want on_time()
+  std::vector<Kind*> hold_kinds_;  // the kinds that want on_hold_start() / on_hold_end()
   int64_t time_ns_ = std::numeric_limits<int64_t>::min();
   int64_t events_ = 0;
 };

@@ -63,8 +63,8 @@ class Liveness final : public Kind {
     remove(lock.busy, step.process);
     if (step.op == Op::Release && step.type == Type::Ok && !(step.event.remaining > 0))
       remove(lock.maybe_holders, step.process);
-    free_if_clear(step.lock, lock, step.ref, step.op == Op::Release ? Freed::Release : Freed::Extend,
-                  step.process);
+    free_if_clear(step.lock, lock, step.ref,
+                  step.op == Op::Release ? Freed::Release : Freed::Extend, step.process);
   }
 
   void on_crash(ProcessId process, Ref crash) override {
@@ -81,6 +81,8 @@ class Liveness final : public Kind {
       free_if_clear(LockId(id), lock, crash, Freed::Crash, process);
     }
   }
+
+  bool wants_holds() const override { return true; }
 
   void on_hold_start(const Hold& hold) override {
     PerLock& lock = per_lock(hold.lock);
@@ -139,7 +141,8 @@ class Liveness final : public Kind {
   }
   template <class T>
   static bool remove(std::vector<T>& items, ProcessId process) {
-    auto it = std::find_if(items.begin(), items.end(), [&](const T& t) { return id(t) == process; });
+    auto it =
+        std::find_if(items.begin(), items.end(), [&](const T& t) { return id(t) == process; });
     if (it == items.end()) return false;
     items.erase(it);
     return true;
@@ -166,11 +169,14 @@ class Liveness final : public Kind {
   // Moves into the run the failures no attempt in flight can contradict.
   static void confirm(PerLock& lock) {
     int64_t earliest_in_flight = std::numeric_limits<int64_t>::max();
-    for (const auto& f : lock.in_flight) earliest_in_flight = std::min(earliest_in_flight, f.invoke.time_ns);
-    while (!lock.unconfirmed.empty() && lock.unconfirmed.front().failed.time_ns <= earliest_in_flight) {
+    for (const auto& f : lock.in_flight)
+      earliest_in_flight = std::min(earliest_in_flight, f.invoke.time_ns);
+    while (!lock.unconfirmed.empty() &&
+           lock.unconfirmed.front().failed.time_ns <= earliest_in_flight) {
       const Attempt& a = lock.unconfirmed.front();
       ++lock.attempts;
-      if (!lock.first_invoke || a.invoke.time_ns < lock.first_invoke.time_ns) lock.first_invoke = a.invoke;
+      if (!lock.first_invoke || a.invoke.time_ns < lock.first_invoke.time_ns)
+        lock.first_invoke = a.invoke;
       lock.last_failure = a.failed;
       if (!contains(lock.failing, a.process)) lock.failing.push_back(a.process);
       lock.unconfirmed.pop_front();
@@ -184,7 +190,8 @@ class Liveness final : public Kind {
       const Ref from = freed_later ? lock.freed : lock.first_invoke;
       const int64_t span_ns = lock.last_failure.time_ns - from.time_ns;
       const double limit_ns = context_.options.liveness_factor * double(lock.max_ttl_ms) * 1e6;
-      if (double(span_ns) > limit_ns && context_.reporter.count(kind_, id)) report(id, lock, span_ns);
+      if (double(span_ns) > limit_ns && context_.reporter.count(kind_, id))
+        report(id, lock, span_ns);
     }
     lock.attempts = 0;
     lock.first_invoke = lock.last_failure = Ref{};
@@ -220,11 +227,16 @@ class Liveness final : public Kind {
   std::string freed_text(const PerLock& lock) const {
     const std::string by = lock.freed_by >= 0 ? context_.processes[lock.freed_by] : "";
     switch (lock.freed_how) {
-      case Freed::Start: return "and nobody held it since the start of the history";
-      case Freed::Release: return "after " + by + " released it at " + event_text(lock.freed);
-      case Freed::Lost: return "after " + by + " reported it lost at " + event_text(lock.freed);
-      case Freed::Crash: return "after " + by + " crashed at " + event_text(lock.freed);
-      case Freed::Extend: return "after " + by + "'s extend ended at " + event_text(lock.freed);
+      case Freed::Start:
+        return "and nobody held it since the start of the history";
+      case Freed::Release:
+        return "after " + by + " released it at " + event_text(lock.freed);
+      case Freed::Lost:
+        return "after " + by + " reported it lost at " + event_text(lock.freed);
+      case Freed::Crash:
+        return "after " + by + " crashed at " + event_text(lock.freed);
+      case Freed::Extend:
+        return "after " + by + "'s extend ended at " + event_text(lock.freed);
     }
     return "";
   }

@@ -15,9 +15,12 @@ const std::string kKind = "mutual-exclusion";
 
 class MutualExclusion final : public Kind {
  public:
-  explicit MutualExclusion(Context& context) : context_(context), kind_(context.reporter.counter(kKind)) {}
+  explicit MutualExclusion(Context& context)
+      : context_(context), kind_(context.reporter.counter(kKind)) {}
 
   bool wants_time() const override { return true; }
+
+  bool wants_holds() const override { return true; }
 
   void on_hold_start(const Hold& hold) override {
     PerLock& lock = per_lock(hold.lock);
@@ -68,10 +71,12 @@ class MutualExclusion final : public Kind {
     // Of the holds opened before one, skip those that started at the same
     // instant after it: they are not "before". Count them per lock, backwards.
     std::vector<size_t> later_still_open(started_.size(), 0);
-    std::unordered_map<LockId, size_t> seen;
-    for (size_t i = started_.size(); i-- > 0;) {
-      if (!still_open(started_[i])) continue;
-      later_still_open[i] = seen[started_[i].lock]++;
+    if (started_.size() > 1) {
+      std::unordered_map<LockId, size_t> seen;
+      for (size_t i = started_.size(); i-- > 0;) {
+        if (!still_open(started_[i])) continue;
+        later_still_open[i] = seen[started_[i].lock]++;
+      }
     }
     for (size_t i = 0; i < started_.size(); ++i) {
       const Hold& later = started_[i];
@@ -100,10 +105,18 @@ class MutualExclusion final : public Kind {
     const std::string& holder = v.processes[0];
     const std::string at = end ? std::to_string(end.index) : "";
     switch (how) {
-      case HoldEnd::Release: v.explanation += " (released at event " + at + ")"; break;
-      case HoldEnd::Lost: v.explanation += " (until " + holder + " reported it lost at event " + at + ")"; break;
-      case HoldEnd::Crash: v.explanation += " (until " + holder + " crashed at event " + at + ")"; break;
-      case HoldEnd::EndOfHistory: v.explanation += " (still held at the end of the history)"; break;
+      case HoldEnd::Release:
+        v.explanation += " (released at event " + at + ")";
+        break;
+      case HoldEnd::Lost:
+        v.explanation += " (until " + holder + " reported it lost at event " + at + ")";
+        break;
+      case HoldEnd::Crash:
+        v.explanation += " (until " + holder + " crashed at event " + at + ")";
+        break;
+      case HoldEnd::EndOfHistory:
+        v.explanation += " (still held at the end of the history)";
+        break;
     }
     if (end) {
       v.events.push_back(end.index);

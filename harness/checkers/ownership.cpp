@@ -11,14 +11,16 @@ const std::string kKind = "ownership";
 
 class Ownership final : public Kind {
  public:
-  explicit Ownership(Context& context) : context_(context), kind_(context.reporter.counter(kKind)) {}
+  explicit Ownership(Context& context)
+      : context_(context), kind_(context.reporter.counter(kKind)) {}
 
   unsigned ops() const override { return bit(Op::Acquire) | bit(Op::Extend) | bit(Op::Release); }
 
   void on_step(const Step& step) override {
     if (step.lock == kNoLock) return;
     PerLock& lock = per_lock(step.lock);
-    const bool may_have_written = step.type == history::Type::Ok || step.type == history::Type::Info;
+    const bool may_have_written =
+        step.type == history::Type::Ok || step.type == history::Type::Info;
     if ((step.op == Op::Acquire || step.op == Op::Extend) && may_have_written) {
       last_write(lock, step.process) = step.ref;
       if (step.op == Op::Acquire && step.type == history::Type::Ok) {
@@ -50,9 +52,9 @@ class Ownership final : public Kind {
                                                          event_text(pending.last_write)
                                                    : p_name + " never held it";
       v.explanation = p_name + "'s release of " + v.lock + " at " + event_text(step.ref) +
-                      " deleted a key that was not its own: " + q_name + " had acquired " +
-                      v.lock + " at " + event_text(q.acquire) + " (invoked at " +
-                      event_text(q.invoke) + ", " + since + ")";
+                      " deleted a key that was not its own: " + q_name + " had acquired " + v.lock +
+                      " at " + event_text(q.acquire) + " (invoked at " + event_text(q.invoke) +
+                      ", " + since + ")";
       context_.reporter.list(std::move(v));
     }
   }

@@ -9,7 +9,8 @@ const std::string kKind = "reentrancy";
 
 class Reentrancy final : public Kind {
  public:
-  explicit Reentrancy(Context& context) : context_(context), kind_(context.reporter.counter(kKind)) {}
+  explicit Reentrancy(Context& context)
+      : context_(context), kind_(context.reporter.counter(kKind)) {}
 
   unsigned ops() const override { return bit(Op::Acquire) | bit(Op::Release) | bit(Op::Lost); }
 

@@ -10,7 +10,8 @@ const std::string kKind = "token-order";
 
 class TokenOrder final : public Kind {
  public:
-  explicit TokenOrder(Context& context) : context_(context), kind_(context.reporter.counter(kKind)) {}
+  explicit TokenOrder(Context& context)
+      : context_(context), kind_(context.reporter.counter(kKind)) {}
 
   unsigned ops() const override { return bit(Op::Acquire); }
 
@@ -33,11 +34,10 @@ class TokenOrder final : public Kind {
       const std::string& earlier_name = context_.processes[earlier->process];
       v.processes = {earlier_name, later_name};
       set_events(v, {earlier->acquire, step.invoke, step.ref});
-      v.explanation = later_name + " acquired " + v.lock + " with token " +
-                      std::to_string(token) + " at " + event_text(step.ref) + " (invoked at " +
-                      event_text(step.invoke) + "), but " + earlier_name +
-                      " had already obtained token " + std::to_string(earlier->key) + " at " +
-                      event_text(earlier->acquire);
+      v.explanation = later_name + " acquired " + v.lock + " with token " + std::to_string(token) +
+                      " at " + event_text(step.ref) + " (invoked at " + event_text(step.invoke) +
+                      "), but " + earlier_name + " had already obtained token " +
+                      std::to_string(earlier->key) + " at " + event_text(earlier->acquire);
       context_.reporter.list(std::move(v));
     }
     lock.tokens.add(step.ref.time_ns, Token{step.process, token, step.ref});

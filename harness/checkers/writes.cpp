@@ -133,11 +133,10 @@ class Writes final : public Kind {
     v.processes = {p_name, q_name};
     set_events(v, {pending.acquire, q.acquire, q.write, step.invoke, step.ref});
     v.explanation = p_name + "'s write to " + v.lock + " was accepted at " + event_text(step.ref) +
-                    " although " + q_name + " acquired " + v.lock + " at " +
-                    event_text(q.acquire) + ", after " + p_name + "'s acquire at " +
-                    event_text(pending.acquire) + ", and " + q_name + "'s write was accepted at " +
-                    event_text(q.write) + ", before " + p_name + "'s write was invoked at " +
-                    event_text(step.invoke);
+                    " although " + q_name + " acquired " + v.lock + " at " + event_text(q.acquire) +
+                    ", after " + p_name + "'s acquire at " + event_text(pending.acquire) +
+                    ", and " + q_name + "'s write was accepted at " + event_text(q.write) +
+                    ", before " + p_name + "'s write was invoked at " + event_text(step.invoke);
     context_.reporter.list(std::move(v));
   }
 
@@ -168,9 +167,8 @@ class Writes final : public Kind {
     recent = RecentRead{read, step.ref, step.process};
   }
 
-  static std::string lost_update_text(const std::string& writer, const std::string& lock,
-                                      Ref write, int64_t read, const std::string& earlier,
-                                      Ref earlier_write) {
+  static std::string lost_update_text(const std::string& writer, const std::string& lock, Ref write,
+                                      int64_t read, const std::string& earlier, Ref earlier_write) {
     return writer + "'s write to " + lock + " accepted at " + event_text(write) + " read " +
            std::to_string(read) + ", the value " + earlier + "'s write accepted at " +
            event_text(earlier_write) + " had already read: one of the two updates was lost";
@@ -185,6 +183,8 @@ class Writes final : public Kind {
 
 }  // namespace
 
-std::unique_ptr<Kind> make_writes(Context& context) { return std::make_unique<Writes>(context); }
+std::unique_ptr<Kind> make_writes(Context& context) {
+  return std::make_unique<Writes>(context);
+}
 
 }  // namespace locklab::checkers

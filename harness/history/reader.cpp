@@ -124,7 +124,8 @@ std::span<const ValueField> value_fields(std::string_view f) {
 }
 
 void clear_value_fields(EventView& view) {
-  view.ttl_ms = view.reentry = view.read = view.write = view.deleted = view.remaining = std::nullopt;
+  view.ttl_ms = view.reentry = view.read = view.write = view.deleted = view.remaining =
+      std::nullopt;
   view.targets.clear();
 }
 
@@ -140,11 +141,11 @@ class Sequence {
  public:
   void check(int64_t index, int64_t time_ns) {
     if (index != next_index_) {
-      throw LineError{next_index_ == 0 ? "field \"index\" must be 0 on the first event, got " +
-                                             std::to_string(index)
-                                       : "field \"index\" must be " + std::to_string(next_index_) +
-                                             " (one more than the previous event's), got " +
-                                             std::to_string(index)};
+      throw LineError{
+          next_index_ == 0
+              ? "field \"index\" must be 0 on the first event, got " + std::to_string(index)
+              : "field \"index\" must be " + std::to_string(next_index_) +
+                    " (one more than the previous event's), got " + std::to_string(index)};
     }
     if (next_index_ > 0 && time_ns < last_time_ns_) {
       throw LineError{"field \"time_ns\" must not decrease: " + std::to_string(time_ns) +
@@ -221,15 +222,18 @@ std::optional<T> optional_field(const json& doc, const char* name, bool (*valid)
   return it->get<T>();
 }
 
-bool is_string(const json& v) { return v.is_string(); }
-bool is_name(const json& v) { return v.is_string() && !v.get_ref<const std::string&>().empty(); }
+bool is_string(const json& v) {
+  return v.is_string();
+}
+bool is_name(const json& v) {
+  return v.is_string() && !v.get_ref<const std::string&>().empty();
+}
 bool is_type(const json& v) {
   return v.is_string() && parse_type(v.get_ref<const std::string&>()).has_value();
 }
 
-const char* const kKnownFields[] = {"index", "time_ns", "process", "type",           "f",
-                                    "lock",  "owner",   "token",   "client_time_ns", "node",
-                                    "error", "value"};
+const char* const kKnownFields[] = {"index", "time_ns", "process",        "type", "f",     "lock",
+                                    "owner", "token",   "client_time_ns", "node", "error", "value"};
 
 // Parses one line into a full event, checking every field it knows.
 Event parse_event(std::string_view line) {
@@ -245,7 +249,7 @@ Event parse_event(std::string_view line) {
     if (event == json::parse_event_t::key && depth == 1) {
       const auto& key = parsed.get_ref<const std::string&>();
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-        throw LineError{"duplicate field \"" + key + "\""};
+        throw LineError{"duplicate field " + json(key).dump()};  // quoted and escaped
       }
       keys.push_back(key);
     }
@@ -383,7 +387,19 @@ class FastParser {
 
  private:
   enum class Field {
-    Index, Time, Process, Type, F, Lock, Owner, Token, ClientTime, Node, Error, Value, Unknown
+    Index,
+    Time,
+    Process,
+    Type,
+    F,
+    Lock,
+    Owner,
+    Token,
+    ClientTime,
+    Node,
+    Error,
+    Value,
+    Unknown
   };
 
   // One candidate by length and first letter, then one comparison.
@@ -392,19 +408,43 @@ class FastParser {
     std::string_view name;
     Field field = Field::Unknown;
     switch (key.size() * 256 + (key.empty() ? 0 : uint8_t(key[0]))) {
-      case 1 * 256 + 'f': return Field::F;
-      case 4 * 256 + 't': name = "type"sv, field = Field::Type; break;
-      case 4 * 256 + 'l': name = "lock"sv, field = Field::Lock; break;
-      case 4 * 256 + 'n': name = "node"sv, field = Field::Node; break;
-      case 5 * 256 + 'i': name = "index"sv, field = Field::Index; break;
-      case 5 * 256 + 'v': name = "value"sv, field = Field::Value; break;
-      case 5 * 256 + 't': name = "token"sv, field = Field::Token; break;
-      case 5 * 256 + 'o': name = "owner"sv, field = Field::Owner; break;
-      case 5 * 256 + 'e': name = "error"sv, field = Field::Error; break;
-      case 7 * 256 + 't': name = "time_ns"sv, field = Field::Time; break;
-      case 7 * 256 + 'p': name = "process"sv, field = Field::Process; break;
-      case 14 * 256 + 'c': name = "client_time_ns"sv, field = Field::ClientTime; break;
-      default: return Field::Unknown;
+      case 1 * 256 + 'f':
+        return Field::F;
+      case 4 * 256 + 't':
+        name = "type"sv, field = Field::Type;
+        break;
+      case 4 * 256 + 'l':
+        name = "lock"sv, field = Field::Lock;
+        break;
+      case 4 * 256 + 'n':
+        name = "node"sv, field = Field::Node;
+        break;
+      case 5 * 256 + 'i':
+        name = "index"sv, field = Field::Index;
+        break;
+      case 5 * 256 + 'v':
+        name = "value"sv, field = Field::Value;
+        break;
+      case 5 * 256 + 't':
+        name = "token"sv, field = Field::Token;
+        break;
+      case 5 * 256 + 'o':
+        name = "owner"sv, field = Field::Owner;
+        break;
+      case 5 * 256 + 'e':
+        name = "error"sv, field = Field::Error;
+        break;
+      case 7 * 256 + 't':
+        name = "time_ns"sv, field = Field::Time;
+        break;
+      case 7 * 256 + 'p':
+        name = "process"sv, field = Field::Process;
+        break;
+      case 14 * 256 + 'c':
+        name = "client_time_ns"sv, field = Field::ClientTime;
+        break;
+      default:
+        return Field::Unknown;
     }
     return key == name ? field : Field::Unknown;
   }
@@ -484,7 +524,8 @@ struct EventReader::State {
   int64_t line = 0;
 };
 
-EventReader::EventReader(const std::filesystem::path& file) : state_(std::make_unique<State>(file)) {}
+EventReader::EventReader(const std::filesystem::path& file)
+    : state_(std::make_unique<State>(file)) {}
 EventReader::EventReader(std::istream& in, std::string name)
     : state_(std::make_unique<State>(in, std::move(name))) {}
 EventReader::~EventReader() = default;

@@ -40,12 +40,12 @@ struct EventView {
   std::optional<std::string_view> lock;
   std::optional<int64_t> token;
   // Integer fields of `value` (FORMAT.md, "Operations and their value").
-  std::optional<int64_t> ttl_ms;     // acquire invoke
-  std::optional<int64_t> reentry;    // acquire ok: nesting depth after it
-  std::optional<int64_t> read;       // write: the counter value read
-  std::optional<int64_t> write;      // write: the value written
-  std::optional<int64_t> deleted;    // release ok: keys an unconditional DEL removed
-  std::optional<int64_t> remaining;  // release ok: nesting depth left
+  std::optional<int64_t> ttl_ms;          // acquire invoke
+  std::optional<int64_t> reentry;         // acquire ok: nesting depth after it
+  std::optional<int64_t> read;            // write: the counter value read
+  std::optional<int64_t> write;           // write: the value written
+  std::optional<int64_t> deleted;         // release ok: keys an unconditional DEL removed
+  std::optional<int64_t> remaining;       // release ok: nesting depth left
   std::vector<std::string_view> targets;  // crash-client: the processes it kills
 
   bool is_nemesis() const { return process == "nemesis"; }

@@ -35,7 +35,8 @@ TEST(MutualExclusion, OverlappingHoldsNameBothAcquiresAndTheEnd) {
   EXPECT_EQ(v.processes, (std::vector<std::string>{"c1", "c2"}));
   EXPECT_EQ(v.events, (Indices{c1_ok, c2_ok, c1_release}));
   EXPECT_EQ(v.times_ns[1], h.events()[size_t(c2_ok)].time_ns);
-  EXPECT_EQ(v.explanation, "c2 acquired L at event 3 while c1 held it since event 1 (released at event 4)");
+  EXPECT_EQ(v.explanation,
+            "c2 acquired L at event 3 while c1 held it since event 1 (released at event 4)");
   EXPECT_EQ(results.counts.at("holds"), 2);
   EXPECT_EQ(results.per_lock.at("L").at("mutual-exclusion"), 1);
   EXPECT_TRUE(results.violated());
@@ -141,7 +142,8 @@ TEST(MutualExclusion, CrashAndLostEndTheEarlierHoldInTheEvidence) {
   EXPECT_EQ(results.violations[0].events, (Indices{c1_ok, c2_ok, crash}));
   EXPECT_EQ(results.violations[1].events, (Indices{c2_ok, c3_ok, lost}));
   EXPECT_EQ(results.violations[1].explanation,
-            "c3 acquired L at event 6 while c2 held it since event 3 (until c2 reported it lost at event 7)");
+            "c3 acquired L at event 6 while c2 held it since event 3 (until c2 reported it lost at "
+            "event 7)");
 }
 
 TEST(MutualExclusion, HoldsOpenAtTheEndOverlap) {
@@ -152,7 +154,8 @@ TEST(MutualExclusion, HoldsOpenAtTheEndOverlap) {
   const Violation& v = only_violation(results);
   EXPECT_EQ(v.events, (Indices{c1_ok, c2_ok}));
   EXPECT_EQ(v.explanation,
-            "c2 acquired L at event 3 while c1 held it since event 1 (still held at the end of the history)");
+            "c2 acquired L at event 3 while c1 held it since event 1 (still held at the end of the "
+            "history)");
 }
 
 TEST(MutualExclusion, CountsEveryPairButListsUpToTheCap) {
@@ -399,7 +402,8 @@ TEST(Liveness, LockStuckAfterACrashBetweenSetnxAndExpire) {
   EXPECT_EQ(violation_counts(results), "liveness=1");
   const Violation& v = only_violation(results);
   const int64_t last = int64_t(h.events().size()) - 1;
-  EXPECT_EQ(v.events, (Indices{1, 2, last}));  // the crash, the first failed invoke, the last failure
+  EXPECT_EQ(v.events,
+            (Indices{1, 2, last}));  // the crash, the first failed invoke, the last failure
   EXPECT_EQ(v.processes, (std::vector<std::string>{"c0", "c1", "c2"}));
   EXPECT_NE(v.explanation.find("after c0 crashed at event 1"), std::string::npos) << v.explanation;
 }

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "event.h"
 
@@ -76,8 +75,8 @@ class HistoryBuilder {
     return invoked;
   }
   // A write invoke and its completion reading `read`; returns the completion's index.
-  int64_t write(const std::string& p, const std::string& lock, int64_t read, Type outcome = Type::Ok,
-                std::optional<int64_t> token = std::nullopt) {
+  int64_t write(const std::string& p, const std::string& lock, int64_t read,
+                Type outcome = Type::Ok, std::optional<int64_t> token = std::nullopt) {
     const json value{{"read", read}, {"write", read + 1}};
     invoke(p, "write", lock, value, token);
     return add(p, outcome, "write", lock, value, token);

@@ -36,7 +36,7 @@ struct ProcessModel {
   bool took_effect = false;  // the operation in flight did what it does in Redis or the store
   Type outcome = Type::Ok;   // release and write: decided at invoke
   int64_t read = 0;          // the write in flight read this
-  std::vector<int> held;     // per lock: the depth the history shows (acquire oks - release invokes)
+  std::vector<int> held;  // per lock: the depth the history shows (acquire oks - release invokes)
 };
 
 class Model {
@@ -281,7 +281,8 @@ class PlantBuilder {
     plant_.gaps_ns.push_back(gap_ns);
     return plant_.events.size() - 1;
   }
-  size_t acquire(const std::string& p, json value = nullptr, std::optional<int64_t> token = std::nullopt) {
+  size_t acquire(const std::string& p, json value = nullptr,
+                 std::optional<int64_t> token = std::nullopt) {
     add(p, Type::Invoke, "acquire", json{{"ttl_ms", 1000}});
     return add(p, Type::Ok, "acquire", std::move(value), token);
   }
@@ -356,7 +357,8 @@ std::vector<Plant> make_plants() {
     const size_t x2_acquire = b.acquire("x2");
     const size_t release = b.release("x1", Type::Ok, json{{"result", "released"}, {"deleted", 1}});
     b.release("x2", Type::Fail, json{{"result", "not-owner"}});
-    all.push_back(b.done({x1_acquire, x2_acquire - 1, x2_acquire, release, release + 1}, {"x1", "x2"}));
+    all.push_back(
+        b.done({x1_acquire, x2_acquire - 1, x2_acquire, release, release + 1}, {"x1", "x2"}));
   }
   {
     // x1 crashes inside its acquire; x2 and x3 then fail for 4 ms (TTL 1 ms).
@@ -414,9 +416,8 @@ std::vector<int64_t> interleave(std::vector<Event>& history, const Plant& plant,
   size_t h = 0, p = 0;
   while (h < history.size() || p < planted.size()) {
     const bool take_plant =
-        p < planted.size() &&
-        (h == history.size() || planted[p].time_ns < history[h].time_ns ||
-         (planted[p].time_ns == history[h].time_ns && choose.below(2)));
+        p < planted.size() && (h == history.size() || planted[p].time_ns < history[h].time_ns ||
+                               (planted[p].time_ns == history[h].time_ns && choose.below(2)));
     Event e = take_plant ? std::move(planted[p++]) : std::move(history[h++]);
     e.index = int64_t(merged.size());
     if (take_plant) plant_indices.push_back(e.index);
@@ -466,7 +467,8 @@ void add_noise(std::vector<Event>& history, const std::vector<uint32_t>& choices
   for (Event& e : history) {
     switch (choose.below(6)) {
       case 0:
-        e.extra = json{{"note", "n" + std::to_string(choose.below(1000))}, {"list", {1, "two", nullptr}}};
+        e.extra =
+            json{{"note", "n" + std::to_string(choose.below(1000))}, {"list", {1, "two", nullptr}}};
         break;
       case 1:
         e.node = "127.0.0.1:" + std::to_string(6000 + choose.below(100));

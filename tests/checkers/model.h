@@ -42,8 +42,8 @@ std::vector<history::Event> correct_history(const std::vector<uint32_t>& choices
 // A short history with exactly one violation, on lock "planted" by
 // processes x1..x3, which no correct history uses.
 struct Plant {
-  std::string name;  // e.g. "mutual-exclusion/lost"
-  std::string kind;  // the violation it must produce
+  std::string name;                    // e.g. "mutual-exclusion/lost"
+  std::string kind;                    // the violation it must produce
   std::vector<history::Event> events;  // index and time_ns are set by interleave()
   std::vector<int64_t> gaps_ns;        // time from the plant's previous event to each one
   std::vector<size_t> evidence;        // which of `events` the violation must name

@@ -33,7 +33,9 @@ RC_GTEST_PROP(CheckerProperties, CorrectLockingIsNeverReported, ()) {
   auto events = correct_history(history_choices());
   shuffle_ties(events, *rc::gen::arbitrary<Numbers>());
   const auto results = checkers::check_events(events);
-  RC_TAG(events.size() < 100 ? "< 100 events" : events.size() < 500 ? "< 500 events" : ">= 500 events");
+  RC_TAG(events.size() < 100   ? "< 100 events"
+         : events.size() < 500 ? "< 500 events"
+                               : ">= 500 events");
   int64_t holds = 0;
   for (const auto& e : events) holds += e.f == "acquire" && e.type == history::Type::Ok;
   RC_TAG(holds < 10 ? "< 10 acquires" : holds < 50 ? "< 50 acquires" : ">= 50 acquires");
@@ -110,9 +112,15 @@ RC_GTEST_PROP(ReaderProperties, BothReadersAgreeOnDamagedInput, ()) {
     if (text.empty()) break;
     const size_t at = where % text.size();
     switch (what % 3) {
-      case 0: text[at] = kBytes[what / 3 % kBytes.size()]; break;
-      case 1: text.insert(at, 1, kBytes[what / 3 % kBytes.size()]); break;
-      case 2: text.erase(at, 1); break;
+      case 0:
+        text[at] = kBytes[what / 3 % kBytes.size()];
+        break;
+      case 1:
+        text.insert(at, 1, kBytes[what / 3 % kBytes.size()]);
+        break;
+      case 2:
+        text.erase(at, 1);
+        break;
     }
   }
   const ReadOutcome views = read_views(text);

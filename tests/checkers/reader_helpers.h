@@ -15,9 +15,10 @@ inline std::string describe(const history::EventView& v) {
   std::string text = std::to_string(v.index) + " " + std::to_string(v.time_ns) + " " +
                      std::string(v.process) + " " + history::to_string(v.type) + " " +
                      std::string(v.f) + " lock=" + (v.lock ? std::string(*v.lock) : "-") +
-                     " token=" + opt(v.token) + " ttl=" + opt(v.ttl_ms) + " reentry=" +
-                     opt(v.reentry) + " read=" + opt(v.read) + " write=" + opt(v.write) +
-                     " deleted=" + opt(v.deleted) + " remaining=" + opt(v.remaining) + " targets=";
+                     " token=" + opt(v.token) + " ttl=" + opt(v.ttl_ms) +
+                     " reentry=" + opt(v.reentry) + " read=" + opt(v.read) +
+                     " write=" + opt(v.write) + " deleted=" + opt(v.deleted) +
+                     " remaining=" + opt(v.remaining) + " targets=";
   for (auto t : v.targets) text += std::string(t) + ",";
   return text;
 }

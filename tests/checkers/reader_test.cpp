@@ -25,7 +25,9 @@ std::string error_for(const std::string& text) {
   return views.error;
 }
 
-std::string with_second_line(const std::string& line) { return kLine0 + "\n" + line + "\n"; }
+std::string with_second_line(const std::string& line) {
+  return kLine0 + "\n" + line + "\n";
+}
 
 TEST(Reader, FieldErrorsNameFileLineAndField) {
   EXPECT_EQ(error_for(with_second_line(
@@ -39,24 +41,26 @@ TEST(Reader, FieldErrorsNameFileLineAndField) {
   EXPECT_EQ(error_for(with_second_line(
                 R"({"index":1.5,"time_ns":5,"process":"c1","type":"ok","f":"acquire"})")),
             R"(h.jsonl:2: field "index" must be an integer, got 1.5)");
-  EXPECT_EQ(error_for(with_second_line(
-                R"({"index":9223372036854775808,"time_ns":5,"process":"c1","type":"ok","f":"acquire"})")),
-            R"(h.jsonl:2: field "index" must be an integer, got 9223372036854775808)");
+  EXPECT_EQ(
+      error_for(with_second_line(
+          R"({"index":9223372036854775808,"time_ns":5,"process":"c1","type":"ok","f":"acquire"})")),
+      R"(h.jsonl:2: field "index" must be an integer, got 9223372036854775808)");
   EXPECT_EQ(error_for(with_second_line(
                 R"({"index":1,"time_ns":5,"process":"","type":"ok","f":"acquire"})")),
             R"(h.jsonl:2: field "process" must be a non-empty string, got "")");
-  EXPECT_EQ(error_for(with_second_line(
-                R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":7})")),
-            R"(h.jsonl:2: field "f" must be a non-empty string, got 7)");
+  EXPECT_EQ(
+      error_for(with_second_line(R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":7})")),
+      R"(h.jsonl:2: field "f" must be a non-empty string, got 7)");
   EXPECT_EQ(error_for(with_second_line(
                 R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"acquire","lock":5})")),
             R"(h.jsonl:2: field "lock" must be a string, got 5)");
   EXPECT_EQ(error_for(with_second_line(
                 R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"acquire","token":"7"})")),
             R"(h.jsonl:2: field "token" must be an integer, got "7")");
-  EXPECT_EQ(error_for(with_second_line(
-                R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"acquire","node":["n1"]})")),
-            R"(h.jsonl:2: field "node" must be a string, got ["n1"])");
+  EXPECT_EQ(
+      error_for(with_second_line(
+          R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"acquire","node":["n1"]})")),
+      R"(h.jsonl:2: field "node" must be a string, got ["n1"])");
   EXPECT_EQ(error_for(with_second_line(
                 R"({"index":1,"index":1,"time_ns":5,"process":"c1","type":"ok","f":"acquire"})")),
             R"(h.jsonl:2: duplicate field "index")");
@@ -68,29 +72,35 @@ TEST(Reader, SequenceErrors) {
   EXPECT_EQ(error_for(with_second_line(
                 R"({"index":2,"time_ns":5,"process":"c1","type":"ok","f":"acquire"})")),
             R"(h.jsonl:2: field "index" must be 1 (one more than the previous event's), got 2)");
-  const std::string later = R"({"index":0,"time_ns":10,"process":"c1","type":"invoke","f":"acquire"})";
+  const std::string later =
+      R"({"index":0,"time_ns":10,"process":"c1","type":"invoke","f":"acquire"})";
   EXPECT_EQ(error_for(later + "\n" +
                       R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"acquire"})"),
             R"(h.jsonl:2: field "time_ns" must not decrease: 5 after 10)");
 }
 
 TEST(Reader, ValueFieldsCheckersReadMustBeIntegers) {
-  EXPECT_EQ(error_for(with_second_line(
-                R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"write","value":{"read":"x"}})")),
-            R"(h.jsonl:2: field "value.read" of write must be an integer, got "x")");
-  EXPECT_EQ(error_for(with_second_line(
-                R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"release","value":{"deleted":true}})")),
-            R"(h.jsonl:2: field "value.deleted" of release must be an integer, got true)");
+  EXPECT_EQ(
+      error_for(with_second_line(
+          R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"write","value":{"read":"x"}})")),
+      R"(h.jsonl:2: field "value.read" of write must be an integer, got "x")");
+  EXPECT_EQ(
+      error_for(with_second_line(
+          R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"release","value":{"deleted":true}})")),
+      R"(h.jsonl:2: field "value.deleted" of release must be an integer, got true)");
   // The same field in an operation that does not use it is free-form.
-  EXPECT_EQ(error_for(with_second_line(
-                R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"read","value":{"read":"x"}})")),
-            "");
-  EXPECT_EQ(error_for(with_second_line(
-                R"({"index":1,"time_ns":5,"process":"nemesis","type":"info","f":"crash-client","value":{"phase":"start"}})")),
-            R"(h.jsonl:2: a crash-client event needs "value.targets": a list of the process names it kills)");
-  EXPECT_EQ(error_for(with_second_line(
-                R"({"index":1,"time_ns":5,"process":"nemesis","type":"info","f":"crash-client","value":{"targets":["c1",2]}})")),
-            R"(h.jsonl:2: a crash-client event needs "value.targets": a list of the process names it kills)");
+  EXPECT_EQ(
+      error_for(with_second_line(
+          R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"read","value":{"read":"x"}})")),
+      "");
+  EXPECT_EQ(
+      error_for(with_second_line(
+          R"({"index":1,"time_ns":5,"process":"nemesis","type":"info","f":"crash-client","value":{"phase":"start"}})")),
+      R"(h.jsonl:2: a crash-client event needs "value.targets": a list of the process names it kills)");
+  EXPECT_EQ(
+      error_for(with_second_line(
+          R"({"index":1,"time_ns":5,"process":"nemesis","type":"info","f":"crash-client","value":{"targets":["c1",2]}})")),
+      R"(h.jsonl:2: a crash-client event needs "value.targets": a list of the process names it kills)");
 }
 
 TEST(Reader, MalformedJsonGivesTheColumn) {
@@ -101,9 +111,14 @@ TEST(Reader, MalformedJsonGivesTheColumn) {
   EXPECT_EQ(trailing.rfind("h.jsonl:1: malformed JSON at column 104: ", 0), 0u) << trailing;
   EXPECT_EQ(error_for(with_second_line("[1,2]")),
             "h.jsonl:2: every line must be a JSON object, got array");
-  EXPECT_EQ(error_for(kLine0 + "\n\n"), "h.jsonl:2: empty line: every line must be one JSON object");
-  EXPECT_EQ(error_for(with_second_line("{\"index\":1,\"x\":\"\x01\"}")).rfind("h.jsonl:2: malformed JSON at column ", 0), 0u);
-  EXPECT_EQ(error_for(with_second_line("{\"index\":1,\"x\":\"\xff\"}")).rfind("h.jsonl:2: malformed JSON at column ", 0), 0u);
+  EXPECT_EQ(error_for(kLine0 + "\n\n"),
+            "h.jsonl:2: empty line: every line must be one JSON object");
+  EXPECT_EQ(error_for(with_second_line("{\"index\":1,\"x\":\"\x01\"}"))
+                .rfind("h.jsonl:2: malformed JSON at column ", 0),
+            0u);
+  EXPECT_EQ(error_for(with_second_line("{\"index\":1,\"x\":\"\xff\"}"))
+                .rfind("h.jsonl:2: malformed JSON at column ", 0),
+            0u);
   std::string deep = R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"acquire","x":)";
   deep += std::string(600, '[') + std::string(600, ']') + "}";
   EXPECT_EQ(error_for(with_second_line(deep)), "h.jsonl:2: JSON nested deeper than 512 levels");
