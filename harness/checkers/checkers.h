@@ -128,7 +128,9 @@ Results check_events(const std::vector<history::Event>& events, const Options& o
 Results check_file(const std::filesystem::path& history, const Options& options = {});
 
 // The same for a stream read from its current position; `name` stands for
-// the file in messages.
+// the file in messages. The stream is read a second time (seeking back) only
+// to name the earlier write of a lost-update that fell out of the checker's
+// bounded memory; a stream that cannot seek names only the later write then.
 Results check_stream(std::istream& in, const std::string& name, const Options& options = {});
 
 }  // namespace locklab::checkers

@@ -63,8 +63,8 @@ class LineSource {
   static constexpr size_t kFirstChunk = 64 << 10;
   static constexpr size_t kMaxChunk = 1 << 20;
 
-  // Keeps the unfinished line at the front and reads after it; the buffer
-  // grows when that line takes more than half of it.
+  // Keeps the unfinished line at the front and reads after it. The buffer
+  // doubles up to kMaxChunk, and beyond while a line fills half of it.
   void refill() {
     std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
     end_ -= begin_;
@@ -94,7 +94,7 @@ class LineSource {
 // --- Shared rules -------------------------------------------------------------
 
 std::string shown(const json& value) {
-  std::string text = value.dump();
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return text;
 }
