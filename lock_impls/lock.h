@@ -57,8 +57,9 @@ struct LockContext {
   // connections are not shared between threads.
   std::function<std::unique_ptr<Connection>(size_t node)> connect;
   size_t node_count = 1;
-  // Where this client's traffic to node `i` goes right now (its fault proxy):
-  // for a lock that runs outside this process and connects by itself.
+  // An address of node `i` for this client, valid for the whole run (it
+  // passes the client's fault proxies and follows a failover): for a lock
+  // that runs outside this process and connects by itself.
   std::function<Endpoint(size_t node)> endpoint;
   Clock* clock = nullptr;
   // The client's stop-the-world switch: connections and clock already pass

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "lock.h"
+#include "matrix.h"
 #include "process.h"
 #include "report.h"
 #include "runner.h"
@@ -39,6 +40,7 @@ Action add_run_command(CLI::App& parent) {
     uint64_t seed = 0;
     std::string out_dir;
     std::string adapter;
+    std::string like;
   };
   auto options = std::make_shared<Options>();
   auto* run = parent.add_subcommand("run", "Run a scenario against real redis-server processes");
@@ -53,19 +55,22 @@ Action add_run_command(CLI::App& parent) {
                   "Test your own lock instead: the command of an adapter program speaking "
                   "harness/adapter/PROTOCOL.md (it gets --redis host:port,… appended)")
       ->excludes("--algorithm");
+  run->add_option("--like", options->like,
+                  "With --adapter: the built-in algorithm your lock stands in for; it is held "
+                  "to that algorithm's expectation (default: the scenario's default one)")
+      ->needs("--adapter");
   return [options, seed_option] {
     Scenario scenario = load_scenario(options->scenario_file);
-    for (const auto& id : options->algorithms) {
-      bool known = false;
-      for (const auto& a : algorithms()) known = known || a.id == id;
-      if (!known)
-        throw std::invalid_argument("--algorithm: unknown algorithm '" + id + "' (see `locklab list`)");
-    }
+    suite::check_algorithm_ids(options->algorithms);
+    if (!options->like.empty()) suite::check_algorithm_ids({options->like}, "--like");
     if (!program_available("redis-server"))
       throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
     RunOptions run_options;
     run_options.algorithms = options->algorithms;
-    if (!options->adapter.empty()) run_options.adapter = AdapterConfig{.command = options->adapter};
+    if (!options->adapter.empty()) {
+      run_options.external = ExternalLock{.adapter = AdapterConfig{.command = options->adapter}};
+      if (!options->like.empty()) run_options.external->like = options->like;
+    }
     if (*seed_option) run_options.seed = options->seed;
     run_options.out_dir = options->out_dir.empty()
                               ? std::filesystem::path("locklab-out") / scenario.name

@@ -5,9 +5,11 @@
 
 #include <iostream>
 
+#include "adapter_lock.h"
 #include "commands.h"
 #include "matrix.h"
 #include "process.h"
+#include "runner.h"
 #include "suite.h"
 
 namespace locklab {
@@ -22,6 +24,8 @@ Action add_suite_command(CLI::App& parent) {
     int runs = 1;
     uint64_t seed = 0;
     std::vector<std::string> algorithms;
+    std::string adapter;
+    std::string like;
   };
   auto options = std::make_shared<Options>();
   auto* suite = parent.add_subcommand(
@@ -50,17 +54,37 @@ Action add_suite_command(CLI::App& parent) {
       suite->add_option("--seed", options->seed, "Base seed (default: each scenario's)");
   suite->add_option("--algorithm,-a", options->algorithms,
                     "Keep only this algorithm of each scenario's list (repeatable)");
+  suite
+      ->add_option("--adapter", options->adapter,
+                   "Test your own lock instead: the command of an adapter program speaking "
+                   "harness/adapter/PROTOCOL.md; every scenario runs it alone, held to the "
+                   "scenario's default expectation (see --like)")
+      ->excludes("--algorithm");
+  suite
+      ->add_option("--like", options->like,
+                   "With --adapter: the built-in algorithm your lock stands in for; runs only "
+                   "the scenarios that run it, held to its expectations")
+      ->needs("--adapter");
   suite->footer(
       "Exit status: 0 every expectation met, 1 some expectation not met, 2 a run failed or bad "
       "input.");
 
   return [options, seed_option] {
     suite::check_algorithm_ids(options->algorithms);
+    if (!options->like.empty()) suite::check_algorithm_ids({options->like}, "--like");
     suite::SuiteOptions suite_options;
     suite_options.shard = suite::parse_shard(options->shard);
     // Every scenario is loaded and checked before anything runs.
     std::vector<Scenario> scenarios = suite::load_scenarios(suite::scenario_files(options->inputs));
     suite_options.matrix.algorithms = options->algorithms;
+    if (!options->adapter.empty()) {
+      ExternalLock external{.adapter = AdapterConfig{.command = options->adapter}};
+      if (!options->like.empty()) external.like = options->like;
+      // Asked once, before anything runs: a broken adapter is one error, not one per cell.
+      suite_options.matrix.external_lock = probe_adapter(external.adapter).name;
+      suite_options.matrix.like = external.like;
+      suite_options.external = std::move(external);
+    }
     suite_options.matrix.runs = options->runs;
     if (*seed_option) suite_options.matrix.seed = options->seed;
     if (suite::build_matrix(scenarios, suite_options.matrix).empty())
@@ -82,7 +106,9 @@ Action add_suite_command(CLI::App& parent) {
     suite_options.invocation = suite::current_invocation();
     suite_options.live_progress = ::isatty(STDERR_FILENO);
 
-    nlohmann::json results = suite::run_suite(scenarios, suite_options, suite::run_built_in);
+    nlohmann::json results = suite::run_suite(
+        scenarios, suite_options,
+        suite_options.external ? suite::run_external(*suite_options.external) : suite::run_built_in);
     const auto& totals = results["totals"];
     std::cerr << totals["cells"] << " cells (" << totals["runs"]
               << " runs): " << totals["cells_met"] << " met, " << totals["cells_unmet"]

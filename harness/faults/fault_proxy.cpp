@@ -99,10 +99,11 @@ enum class Mode { Pass, Blackhole, Reject };
 enum class CloseHow { Fin, Reset };
 
 struct Action {
-  enum class Kind { Pass, Delay, Blackhole, Reject, Cut } kind;
+  enum class Kind { Pass, Delay, Blackhole, Reject, Cut, Retarget } kind;
   Direction direction = Direction::Both;
   int64_t fixed_ns = 0;
   int64_t jitter_ns = 0;
+  Endpoint upstream;  // Retarget
 };
 
 struct Latency {
@@ -123,7 +124,7 @@ class FaultProxy::Loop {
   void submit(Action action);
   ProxyStats stats() const;
 
-  const Endpoint upstream;
+  Endpoint upstream() const;
   Endpoint endpoint;
 
  private:
@@ -139,6 +140,7 @@ class FaultProxy::Loop {
   int64_t next_due_ns() const;
   void wake();
 
+  Endpoint upstream_;  // guarded by mu_ (the loop thread writes it, under mu_)
   sockaddr_in upstream_address_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;
@@ -167,8 +169,8 @@ class FaultProxy::Loop {
 };
 
 FaultProxy::Loop::Loop(Endpoint upstream_endpoint, uint64_t seed)
-    : upstream(std::move(upstream_endpoint)),
-      upstream_address_(ipv4_address(upstream)),
+    : upstream_(std::move(upstream_endpoint)),
+      upstream_address_(ipv4_address(upstream_)),
       jitter_rng_(seed) {
   // An explicit port (not 0) keeps the socket bound while reject() stops
   // listening, so pass() can listen again on the same port.
@@ -229,8 +231,13 @@ void FaultProxy::Loop::submit(Action action) {
   if (!failure_.empty()) {
     std::string why = std::move(failure_);
     failure_.clear();
-    throw std::runtime_error("FaultProxy " + endpoint.str() + " → " + upstream.str() + ": " + why);
+    throw std::runtime_error("FaultProxy " + endpoint.str() + " → " + upstream_.str() + ": " + why);
   }
+}
+
+Endpoint FaultProxy::Loop::upstream() const {
+  std::lock_guard lock(mu_);
+  return upstream_;
 }
 
 ProxyStats FaultProxy::Loop::stats() const {
@@ -305,6 +312,12 @@ void FaultProxy::Loop::apply(const Action& action) {
       listening_ = false;
       mode_ = Mode::Reject;
       break;
+    case Kind::Retarget: {
+      upstream_address_ = ipv4_address(action.upstream);
+      std::lock_guard lock(mu_);
+      upstream_ = action.upstream;
+      break;
+    }
     case Kind::Cut:
       for (Link& link : links_) close_link(link, CloseHow::Fin);
       break;
@@ -511,8 +524,13 @@ FaultProxy::~FaultProxy() = default;
 Endpoint FaultProxy::endpoint() const {
   return loop_->endpoint;
 }
-const Endpoint& FaultProxy::upstream() const {
-  return loop_->upstream;
+Endpoint FaultProxy::upstream() const {
+  return loop_->upstream();
+}
+
+void FaultProxy::retarget(Endpoint upstream) {
+  ipv4_address(upstream);  // throws here, in the caller's thread, for a bad address
+  loop_->submit({.kind = Action::Kind::Retarget, .upstream = std::move(upstream)});
 }
 
 void FaultProxy::pass() {

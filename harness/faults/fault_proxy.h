@@ -44,7 +44,12 @@ class FaultProxy {
 
   // Where clients connect instead of the upstream.
   Endpoint endpoint() const;
-  const Endpoint& upstream() const;
+  // Where new connections go (the constructor's upstream, or the last retarget()).
+  Endpoint upstream() const;
+  // New connections go to `upstream` from now on; open ones keep their own
+  // (cut() them to move them too). Throws std::invalid_argument for an
+  // address that is not numeric IPv4.
+  void retarget(Endpoint upstream);
 
   // Heals every fault: forwards at once again, accepts new connections.
   // Connections that lost bytes while blackholed are reset here (a stream
@@ -68,8 +73,8 @@ class FaultProxy {
   void reject();
 
   // Closes every open connection once (FIN on both sides) and keeps
-  // accepting, like a network blip: the next command on an old connection
-  // fails, a reconnect succeeds.
+  // accepting, like a network blip: a command in flight fails, a reconnect
+  // succeeds.
   void cut();
 
   ProxyStats stats() const;

@@ -249,6 +249,7 @@ void Nemesis::apply(const Fault& f, const std::string& trigger_client) {
         json result;
         try {
           Endpoint now = cluster_.sentinels()->wait_for_failover(old_master, std::chrono::seconds(30));
+          cluster_.redirect_node0(cluster_.server_index(now));
           result = {{"new_master", now.str()}};
         } catch (const std::exception& e) {
           result = {{"error", e.what()}};

@@ -1,7 +1,11 @@
 #include "hiredis_connection.h"
 
 #include <hiredis/hiredis.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+
+#include <cerrno>
 
 #include <sstream>
 
@@ -13,6 +17,17 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   tv.tv_sec = ms.count() / 1000;
   tv.tv_usec = (ms.count() % 1000) * 1000;
   return tv;
+}
+
+// True when the server closed `fd` (or it failed) and nothing is left to
+// read from it: a command sent on it now would be lost.
+bool closed_by_peer(int fd) {
+  pollfd p{fd, short(POLLIN | POLLRDHUP), 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  if (p.revents & (POLLERR | POLLNVAL)) return true;
+  char byte;
+  const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 Reply convert(const redisReply* r) {
@@ -117,6 +132,9 @@ void HiredisConnection::connect() {
 }
 
 void HiredisConnection::send(const std::vector<std::string>& argv) {
+  // Like redis-py's pool and Redisson's channels, replace a connection the
+  // server closed while it sat idle (a restart, a failover) before using it.
+  if (context_ && pending_.empty() && closed_by_peer(context_->fd)) disconnect();
   if (!context_) connect();
   std::vector<const char*> args;
   std::vector<size_t> lens;

@@ -1,6 +1,7 @@
 // A Connection over hiredis (blocking API, RESP2). A timed-out hiredis context
 // is unusable, so any I/O error or timeout drops the context and the next
-// command reconnects.
+// command reconnects; so does a command sent after the server closed an idle
+// connection (it is not lost on the dead one).
 #pragma once
 
 #include <functional>

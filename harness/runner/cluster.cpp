@@ -57,11 +57,14 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
     for (int s = 0; s < total; ++s)
       links_.back().push_back(
           std::make_unique<FaultProxy>(servers_[s]->endpoint(), seed * 131 + uint64_t(c * total + s)));
+    if (shape.replicas > 0)
+      node0_relays_.push_back(std::make_unique<FaultProxy>(links_.back()[0]->endpoint()));
   }
 }
 
 // Proxies first, so no client traffic is in flight while servers stop.
 Cluster::~Cluster() {
+  node0_relays_.clear();
   links_.clear();
   sentinels_.reset();
   replication_links_.clear();
@@ -88,9 +91,19 @@ Endpoint Cluster::client_endpoint(size_t client, size_t node) {
   return links_.at(client).at(server)->endpoint();
 }
 
+Endpoint Cluster::stable_endpoint(size_t client, size_t node) {
+  if (node == 0 && !node0_relays_.empty()) return node0_relays_.at(client)->endpoint();
+  return client_endpoint(client, node);
+}
+
 void Cluster::redirect_node0(size_t server) {
-  std::lock_guard l(mu_);
-  node0_server_ = server;
+  {
+    std::lock_guard l(mu_);
+    node0_server_ = server;
+  }
+  // The relays' open connections end when the old master's links are cut or it dies.
+  for (size_t c = 0; c < node0_relays_.size(); ++c)
+    node0_relays_[c]->retarget(links_.at(c).at(server)->endpoint());
 }
 
 }  // namespace locklab

@@ -54,17 +54,26 @@ class Cluster {
   // server is master now (asked of Sentinel, like a real client would).
   Endpoint client_endpoint(size_t client, size_t node);
 
-  // After a manual failover: node 0 is served by server `server` from now on.
+  // An address for node `node` that stays valid for the whole run, for a
+  // lock that is given its addresses once (an adapter): with replicas, node
+  // 0's is a relay in front of the client's proxies that moves to the new
+  // master at a failover (redirect_node0); otherwise it is client_endpoint().
+  Endpoint stable_endpoint(size_t client, size_t node);
+
+  // After a failover: node 0 is served by server `server` from now on.
   void redirect_node0(size_t server);
 
- private:
+  // The index of the server at `server`. Throws RedisError if no server of
+  // this cluster listens there.
   size_t server_index(const Endpoint& server) const;
 
+ private:
   size_t masters_ = 0;
   std::vector<std::unique_ptr<ServerClock>> clocks_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<FaultProxy>> replication_links_;
   std::vector<std::vector<std::unique_ptr<FaultProxy>>> links_;  // [client][server]
+  std::vector<std::unique_ptr<FaultProxy>> node0_relays_;          // [client], with replicas
   std::unique_ptr<SentinelGroup> sentinels_;
   std::mutex mu_;
   size_t node0_server_ = 0;

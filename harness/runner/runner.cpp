@@ -54,16 +54,22 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
 
 }  // namespace
 
+const Expectation& expectation_of(const Scenario& scenario, const std::string& algorithm,
+                                  const ExternalLock* external) {
+  if (!external) return scenario.expectation_for(algorithm);
+  return external->like ? scenario.expectation_for(*external->like) : scenario.default_expectation;
+}
+
 json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
-                   const std::filesystem::path& out_dir, const AdapterConfig* adapter) {
-  const Expectation& expected =
-      adapter ? scenario.default_expectation : scenario.expectation_for(algorithm);
+                   const std::filesystem::path& out_dir, const ExternalLock* external) {
+  const AdapterConfig* adapter = external ? &external->adapter : nullptr;
   json run{{"algorithm", algorithm},
-           {"expected", expectation_json(expected)},
+           {"expected", expectation_json(expectation_of(scenario, algorithm, external))},
            {"history", algorithm + "/history.jsonl"},
            {"seed", seed},
            {"error", nullptr}};
   if (adapter) run["adapter"] = adapter->command;
+  if (external && external->like) run["like"] = *external->like;
   try {
     std::filesystem::create_directories(out_dir / algorithm);
     ClusterShape shape = adapter ? ClusterShape{scenario.topology.nodes, scenario.topology.replicas,
@@ -98,7 +104,7 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
         if (it == scenario.workload.params.end()) return std::nullopt;
         return it->second;
       };
-      context.endpoint = [&cluster, i](size_t node) { return cluster.client_endpoint(size_t(i), node); };
+      context.endpoint = [&cluster, i](size_t node) { return cluster.stable_endpoint(size_t(i), node); };
       context.connect = [&cluster, i](size_t node) -> std::unique_ptr<Connection> {
         ConnectionOptions options{std::chrono::milliseconds(500), std::chrono::milliseconds(1000)};
         // Resolved again at every reconnect, so clients follow a failover.
@@ -161,7 +167,7 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
     run["stats"] = stats;
     run["check"] = check;
     run["verdict"] = check.value("verdict", "unknown");
-    run["expectation_met"] = expectation_met(expected, check);
+    run["expectation_met"] = expectation_met(expectation_of(scenario, algorithm, external), check);
   } catch (const std::exception& e) {
     run["verdict"] = "unknown";
     run["expectation_met"] = false;
@@ -173,7 +179,7 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
 json run_scenario(const Scenario& scenario, const RunOptions& options) {
   std::vector<std::string> selected =
       options.algorithms.empty() ? scenario.algorithms : options.algorithms;
-  if (options.adapter) selected = {probe_adapter(*options.adapter).name};
+  if (options.external) selected = {probe_adapter(options.external->adapter).name};
   uint64_t seed = options.seed.value_or(scenario.seed);
   std::filesystem::create_directories(options.out_dir);
   json results{{"scenario", scenario.name},
@@ -184,7 +190,7 @@ json run_scenario(const Scenario& scenario, const RunOptions& options) {
                {"runs", json::array()}};
   for (const auto& algorithm : selected)
     results["runs"].push_back(run_algorithm(scenario, algorithm, seed, options.out_dir,
-                                            options.adapter ? &*options.adapter : nullptr));
+                                            options.external ? &*options.external : nullptr));
   write_atomically(options.out_dir / "results.json", results.dump(2) + "\n");
   return results;
 }

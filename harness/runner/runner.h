@@ -15,13 +15,26 @@
 
 namespace locklab {
 
+// A lock under test that is not built in: an adapter program.
+struct ExternalLock {
+  AdapterConfig adapter;
+  // The built-in algorithm it stands in for: it is held to that algorithm's
+  // expectation in each scenario. Absent: to the scenario's default one.
+  std::optional<std::string> like;
+};
+
+// The expectation a run of `algorithm` (or of `external`, which `algorithm`
+// then only names) is held to in `scenario`.
+const Expectation& expectation_of(const Scenario& scenario, const std::string& algorithm,
+                                  const ExternalLock* external);
+
 struct RunOptions {
   std::vector<std::string> algorithms;  // empty = the scenario's own list
   std::optional<uint64_t> seed;         // overrides the scenario's seed
   std::filesystem::path out_dir;        // results.json and <algorithm>/history.jsonl go here
   // Test an external lock instead of the built-in algorithms: its name (from
   // the adapter's hello) replaces the scenario's algorithm list.
-  std::optional<AdapterConfig> adapter;
+  std::optional<ExternalLock> external;
 };
 
 // Runs every selected algorithm of `scenario` and writes out_dir/results.json
@@ -32,11 +45,10 @@ struct RunOptions {
 nlohmann::json run_scenario(const Scenario& scenario, const RunOptions& options);
 
 // One algorithm's run, as it appears in results.json's "runs" array. With
-// `adapter`, the lock is that external program and `algorithm` only names it
-// (its expectation is the scenario's default one).
+// `external`, the lock is that adapter program and `algorithm` only names it.
 nlohmann::json run_algorithm(const Scenario& scenario, const std::string& algorithm,
                              uint64_t seed, const std::filesystem::path& out_dir,
-                             const AdapterConfig* adapter = nullptr);
+                             const ExternalLock* external = nullptr);
 
 // The exit status the results call for: 0 every expectation met, 1 some
 // expectation unmet (a violation where none was expected, or none where one

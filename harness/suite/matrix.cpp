@@ -54,12 +54,12 @@ std::vector<Scenario> load_scenarios(const std::vector<fs::path>& files) {
   return scenarios;
 }
 
-void check_algorithm_ids(const std::vector<std::string>& ids) {
+void check_algorithm_ids(const std::vector<std::string>& ids, const std::string& option) {
   for (const auto& id : ids) {
     bool known = false;
     for (const auto& a : algorithms()) known = known || a.id == id;
     if (!known)
-      throw std::invalid_argument("--algorithm: unknown algorithm '" + id +
+      throw std::invalid_argument(option + ": unknown algorithm '" + id +
                                   "' (see `locklab list`)");
   }
 }
@@ -94,7 +94,12 @@ std::vector<Cell> build_matrix(const std::vector<Scenario>& scenarios,
   for (size_t s = 0; s < scenarios.size(); ++s) {
     const Scenario& scenario = scenarios[s];
     uint64_t base = options.seed.value_or(scenario.seed);
-    for (const auto& algorithm : scenario.algorithms) {
+    const auto& own = scenario.algorithms;
+    if (options.external_lock && options.like &&
+        std::find(own.begin(), own.end(), *options.like) == own.end())
+      continue;
+    const std::vector<std::string> external{options.external_lock.value_or("")};
+    for (const auto& algorithm : options.external_lock ? external : scenario.algorithms) {
       const auto& only = options.algorithms;
       if (!only.empty() && std::find(only.begin(), only.end(), algorithm) == only.end()) continue;
       for (int run = 1; run <= options.runs; ++run)

@@ -24,9 +24,10 @@ std::vector<std::filesystem::path> scenario_files(const std::vector<std::string>
 // directory name (the output has one directory per scenario).
 std::vector<Scenario> load_scenarios(const std::vector<std::filesystem::path>& files);
 
-// Throws std::invalid_argument (naming --algorithm) unless every id names a
+// Throws std::invalid_argument (naming `option`) unless every id names a
 // built-in algorithm.
-void check_algorithm_ids(const std::vector<std::string>& ids);
+void check_algorithm_ids(const std::vector<std::string>& ids,
+                         const std::string& option = "--algorithm");
 
 // Shard I of N (1-based), as given by --shard I/N.
 struct Shard {
@@ -55,6 +56,12 @@ struct MatrixOptions {
   std::vector<std::string> algorithms;  // keep only these ids (empty: every scenario's own list)
   int runs = 1;                         // runs per scenario × algorithm
   std::optional<uint64_t> seed;         // base seed for every scenario (default: each scenario's)
+  // The name of an external lock (an adapter's hello name): when set, every
+  // scenario runs it alone, in place of its own algorithm list.
+  std::optional<std::string> external_lock;
+  // With external_lock: the built-in algorithm it stands in for; only the
+  // scenarios that run that algorithm are kept.
+  std::optional<std::string> like;
 };
 
 // Every cell, scenario by scenario in suite order, then each scenario's

@@ -109,7 +109,9 @@ class Execution {
         run = run_cell_(scenario, cell.algorithm, cell.seed, run_dir);
       } catch (const std::exception& e) {
         run = {{"algorithm", cell.algorithm},
-               {"expected", expectation_json(scenario.expectation_for(cell.algorithm))},
+               {"expected", expectation_json(expectation_of(
+                                   scenario, cell.algorithm,
+                                   options_.external ? &*options_.external : nullptr))},
                {"seed", cell.seed},
                {"verdict", "unknown"},
                {"expectation_met", false},
@@ -164,6 +166,13 @@ class Execution {
 json run_built_in(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
                   const fs::path& out_dir) {
   return run_algorithm(scenario, algorithm, seed, out_dir);
+}
+
+CellRunner run_external(ExternalLock external) {
+  return [external = std::move(external)](const Scenario& scenario, const std::string& name,
+                                          uint64_t seed, const fs::path& out_dir) {
+    return run_algorithm(scenario, name, seed, out_dir, &external);
+  };
 }
 
 json current_invocation() {

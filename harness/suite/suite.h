@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "matrix.h"
+#include "runner.h"
 #include "scenario.h"
 
 namespace locklab::suite {
@@ -34,6 +35,10 @@ using CellRunner =
 nlohmann::json run_built_in(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
                             const std::filesystem::path& out_dir);
 
+// The CellRunner of an external lock: run_algorithm() with `external`; the
+// cell's algorithm is the adapter's name.
+CellRunner run_external(ExternalLock external);
+
 struct SuiteOptions {
   std::string name = "suite";  // the suite's name in results.json, JUnit and the HTML index
   std::filesystem::path out_dir;
@@ -41,6 +46,9 @@ struct SuiteOptions {
   int jobs = 1;  // cells run at the same time (each starts its own servers)
   Shard shard;
   MatrixOptions matrix;
+  // Set when the cells run an external lock (matrix.external_lock names it):
+  // its expectations, for cells whose runner throws.
+  std::optional<ExternalLock> external;
   bool html_report = true;
   // How the suite was started (command line, working directory), recorded
   // as given in results.json so that the suite can be repeated.

@@ -69,7 +69,9 @@ void expect_valid_history(const std::filesystem::path& file) {
     } else if (f != "lost") {
       ASSERT_EQ(in_flight[process], f) << "completion without its invoke";
       in_flight.erase(process);
-      if (f == "acquire" && type == "ok") ASSERT_TRUE(e["owner"].is_string());
+      if (f == "acquire" && type == "ok") {
+        ASSERT_TRUE(e["owner"].is_string());
+      }
     }
   }
   EXPECT_GT(expected_index, 10) << "a history with almost nothing in it";
@@ -153,6 +155,21 @@ TEST(Cli, TheExampleAdapterRunsAScenarioInPlaceOfTheBuiltInLocks) {
   EXPECT_EQ(results["runs"][0]["verdict"], "safe");
   EXPECT_GT(results["runs"][0]["stats"]["acquires_ok"].get<int64_t>(), 10);
   expect_valid_history(out.path() / "redis-py-lock" / "history.jsonl");
+}
+
+TEST(Cli, AnAdapterFollowsAFailoverAndIsHeldToTheAlgorithmItIsLike) {
+  // Given its address once, the adapter still reaches the promoted replica:
+  // story 8 then breaks redis-py's lock as it breaks set-nx-px.
+  TempDir out("locklab-adapter-failover");
+  Outcome o = locklab("run " + scenario_path("failover-before-replication.json") + " --out " +
+                      out.path().string() + " --like set-nx-px --adapter '/usr/bin/python3 " +
+                      SOURCE_DIR + "/examples/adapters/redis_py_lock.py'");
+  ASSERT_EQ(o.status, 0) << o.err;
+  json results = json::parse(slurp(out.path() / "results.json"));
+  const json& run = results["runs"][0];
+  EXPECT_EQ(run["like"], "set-nx-px");
+  EXPECT_EQ(run["expected"]["verdict"], "violated");
+  EXPECT_GE(run["check"]["counts"].value("mutual-exclusion", 0), 1) << run["check"];
 }
 
 TEST(Cli, AnAdapterThatPrintsGarbageIsAClearErrorNotAHang) {

@@ -1,4 +1,5 @@
 #include <chrono>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -29,6 +30,21 @@ TEST(Connection, CommandAgainstAPausedServerTimesOutInTimeAndRecoversAfterResume
   EXPECT_LT(took.count(), 200 + 300) << "timeout + slack";
   server.resume();
   EXPECT_EQ(redis.command({"PING"}).str, "PONG") << "did not reconnect after the timeout";
+}
+
+TEST(Connection, ACommandAfterTheServerClosedAnIdleConnectionGoesOnANewOne) {
+  RedisServer server;
+  HiredisConnection redis(server.endpoint(), {milliseconds(300), milliseconds(500)});
+  const long long id = redis.command({"CLIENT", "ID"}).integer;
+  auto admin = server.connect();
+  ASSERT_EQ(admin->command({"CLIENT", "KILL", "ID", std::to_string(id)}).integer, 1);
+  // The server's FIN reaches our socket at once on loopback; wait for it all the same.
+  for (int i = 0; i < 100 && admin->command({"CLIENT", "LIST", "ID", std::to_string(id)}).str != "";
+       ++i)
+    std::this_thread::sleep_for(milliseconds(5));
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(redis.command({"INCR", "counter"}).integer, 1) << "not lost, and sent once";
+  EXPECT_NE(redis.command({"CLIENT", "ID"}).integer, id) << "a new connection";
 }
 
 TEST(Connection, RefusedConnectionIsANeverExecutedErrorNamingTheEndpoint) {

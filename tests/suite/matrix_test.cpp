@@ -136,6 +136,26 @@ TEST(BuildMatrix, SeedOverrideAndAlgorithmFilter) {
   EXPECT_TRUE(build_matrix(scenarios, options).empty());
 }
 
+TEST(BuildMatrix, AnExternalLockReplacesEveryScenariosAlgorithms) {
+  std::vector<Scenario> scenarios = {scenario("first", {"set-nx-px", "redlock"}, 10),
+                                     scenario("second", {"fenced"}, 50)};
+  MatrixOptions options;
+  options.external_lock = "my-lock";
+  options.runs = 2;
+  auto cells = build_matrix(scenarios, options);
+  ASSERT_EQ(cells.size(), 4u);
+  for (const Cell& cell : cells) EXPECT_EQ(cell.algorithm, "my-lock");
+  EXPECT_EQ(cells[0].scenario, 0u);
+  EXPECT_EQ(cells[2].scenario, 1u);
+  EXPECT_EQ(cells[3].seed, 51u);
+
+  options.like = "fenced";
+  cells = build_matrix(scenarios, options);
+  ASSERT_EQ(cells.size(), 2u) << "only the scenarios that run fenced";
+  EXPECT_EQ(cells[0].scenario, 1u);
+  EXPECT_EQ(cells[0].algorithm, "my-lock");
+}
+
 TEST(Shard, ParsesIOverN) {
   Shard s = parse_shard("2/4");
   EXPECT_EQ(s.index, 2);

@@ -202,6 +202,63 @@ TEST_F(SuiteCli, UsageErrorsExitTwoWithOneClearLine) {
   EXPECT_FALSE(fs::exists(out)) << "nothing ran";
 }
 
+TEST_F(SuiteCli, TheExampleAdapterRunsTheSuiteInPlaceOfTheBuiltInLocks) {
+  write_json(suite / "calm.json", calm_scenario());
+  json pause = pause_scenario();
+  // Held to set-nx-px's expectation, not to the default one.
+  pause["expect"] = {{"default", {{"verdict", "safe"}}},
+                     {"set-nx-px", {{"verdict", "violated"}, {"kinds", {"mutual-exclusion"}}}}};
+  write_json(suite / "pause.json", pause);
+  json fenced_only = calm_scenario();
+  fenced_only["name"] = "fenced-only";
+  fenced_only["algorithms"] = {"fenced"};
+  write_json(suite / "fenced-only.json", fenced_only);
+  const std::string adapter =
+      std::string(" --adapter '/usr/bin/python3 ") + EXAMPLE_ADAPTERS_DIR "/redis_py_lock.py'";
+  Outcome o = locklab("suite " + paths() + adapter + " --like set-nx-px");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.err.find("fenced-only"), std::string::npos) << "it does not run fenced: " << o.err;
+  EXPECT_NE(o.err.find("] pause × redis-py-lock: violated (expected violated) ok "),
+            std::string::npos)
+      << o.err;
+  json results = read_json(out / "results.json");
+  ASSERT_EQ(results["cells"].size(), 2u);
+  for (const auto& cell : results["cells"]) {
+    EXPECT_EQ(cell["algorithm"], "redis-py-lock") << "named by the adapter's hello";
+    EXPECT_EQ(cell["met"], true) << cell;
+  }
+  json pause_run = read_json(out / "pause" / "results.json");
+  ASSERT_EQ(pause_run["runs"].size(), 1u);
+  EXPECT_NE(pause_run["runs"][0]["adapter"].get<std::string>().find("redis_py_lock.py"),
+            std::string::npos);
+  EXPECT_GE(pause_run["runs"][0]["check"]["counts"].value("mutual-exclusion", 0), 1)
+      << "redis-py's lock breaks under a pause longer than its lease, measured";
+  EXPECT_EQ(pause_run["runs"][0]["like"], "set-nx-px");
+  EXPECT_TRUE(fs::exists(out / "calm" / "redis-py-lock" / "history.jsonl"));
+  json xml = parse_junit(junit);
+  ASSERT_FALSE(xml.is_null());
+  EXPECT_EQ(xml["tests"], "2");
+  EXPECT_EQ(xml["suites"][0]["cases"][0]["name"], "redis-py-lock");
+
+  // A broken adapter is one line before anything runs, and --algorithm does not mix with it.
+  fs::remove_all(out);
+  Outcome broken = locklab("suite " + paths() + " --adapter /nonexistent/adapter");
+  EXPECT_EQ(broken.status, 2) << broken.err;
+  EXPECT_NE(broken.err.find("/nonexistent/adapter"), std::string::npos) << broken.err;
+  EXPECT_EQ(std::count(broken.err.begin(), broken.err.end(), '\n'), 1) << broken.err;
+  EXPECT_FALSE(fs::exists(out / "results.json"));
+  Outcome mixed = locklab("suite " + paths() + adapter + " --algorithm set-nx-px");
+  EXPECT_EQ(mixed.status, 2) << mixed.err;
+  EXPECT_NE(mixed.err.find("--algorithm"), std::string::npos) << mixed.err;
+  Outcome unknown = locklab("suite " + paths() + adapter + " --like no-such-lock");
+  EXPECT_EQ(unknown.status, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("--like: unknown algorithm 'no-such-lock'"), std::string::npos)
+      << unknown.err;
+  Outcome alone = locklab("suite " + paths() + " --like set-nx-px");
+  EXPECT_EQ(alone.status, 2) << alone.err;
+  EXPECT_NE(alone.err.find("--adapter"), std::string::npos) << alone.err;
+}
+
 TEST_F(SuiteCli, SuiteAndSweepHaveHelp) {
   for (const char* command : {"suite --help", "sweep --help"}) {
     Outcome o = locklab(command);
