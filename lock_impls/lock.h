@@ -48,6 +48,7 @@ struct ChangeResult {
   Outcome outcome = Outcome::Refused;
   std::string error;
   std::optional<long long> deleted;  // keys an unconditional DEL removed (classic unlock)
+  std::optional<int> remaining;      // nesting depth left after a release (re-entrant locks)
 };
 
 // Where a lock implementation gets everything from the outside world.
@@ -103,6 +104,10 @@ class Lock {
   // (acquired_at_ns = when the extend began), and its owner is the new value
   // when the algorithm stores a new one (the timestamp locks).
   virtual ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) = 0;
+
+  // True if acquiring a lock this client already holds nests (the lock counts
+  // the levels, and each release gives back one) instead of waiting for it.
+  virtual bool reentrant() const { return false; }
 
   // True while a background renewal (watchdog) has failed since the last
   // acquire: the client may choose to stop working. Default: no watchdog.

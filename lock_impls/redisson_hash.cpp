@@ -120,12 +120,14 @@ class RedissonHash final : public Lock {
     } catch (const RedisError& e) {
       return change_unknown_or_refused(e);
     }
-    if (reply.is_error()) return {Outcome::Refused, reply.str, std::nullopt};
-    if (reply.type == Reply::Type::Integer && reply.integer == 0)
-      return {Outcome::Done, "", std::nullopt};
+    if (reply.is_error()) return {Outcome::Refused, reply.str};
+    if (reply.type == Reply::Type::Integer && reply.integer > 0)
+      return {.outcome = Outcome::Done, .remaining = int(reply.integer)};
     forget(name);
-    if (reply.is_nil()) return {Outcome::Refused, "not-owner", std::nullopt};
-    return {Outcome::Done, "", std::nullopt};
+    if (reply.is_nil()) return {Outcome::Refused, "not-owner"};
+    if (reply.type != Reply::Type::Integer)
+      return {Outcome::Unknown, "unexpected reply to the unlock script: " + reply.describe()};
+    return {.outcome = Outcome::Done, .remaining = 0};
   }
 
   // Renews the lease to `ttl` now; the watchdog uses `ttl` from then on.
@@ -143,6 +145,8 @@ class RedissonHash final : public Lock {
     }
     return result;
   }
+
+  bool reentrant() const override { return true; }
 
   bool renewal_failed(const std::string& name) override {
     std::lock_guard lock(mu_);

@@ -41,6 +41,17 @@ AdapterInfo say_hello(AdapterProcess& adapter) {
   return info;
 }
 
+// An optional non-negative integer field of an ok:true response.
+std::optional<int64_t> optional_depth(const AdapterProcess& adapter, const json& response,
+                                      const char* field) {
+  auto it = response.find(field);
+  if (it == response.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0)
+    protocol_error(adapter, std::string("sent a \"") + field + "\" that is not a non-negative integer",
+                   response);
+  return it->get<int64_t>();
+}
+
 // The "error" of an ok:false response, or a stand-in that says which kind it was.
 std::string error_of(const json& response, bool unknown) {
   auto it = response.find("error");
@@ -148,13 +159,18 @@ AcquireResult AdapterLock::acquire(const std::string& name, milliseconds ttl, mi
     protocol_error(*adapter_, "said hello with fencing but acquired without a \"token\"", response);
   lease.validity = validity_of(*adapter_, response, ttl);
   lease.acquired_at_ns = started;
+  lease.reentry = int(optional_depth(*adapter_, response, "reentry").value_or(1));
   return {Outcome::Done, lease, ""};
 }
 
 ChangeResult AdapterLock::release(const std::string& name, const Lease& lease) {
   json response = call({{"op", "release"}, {"lock", name}, {"owner", lease.owner}});
   const Outcome outcome = outcome_of(*adapter_, response);
-  if (outcome == Outcome::Done) return {Outcome::Done, "", std::nullopt};
+  if (outcome == Outcome::Done) {
+    ChangeResult done{.outcome = Outcome::Done};
+    if (auto left = optional_depth(*adapter_, response, "remaining")) done.remaining = int(*left);
+    return done;
+  }
   return {outcome, error_of(response, outcome == Outcome::Unknown), std::nullopt};
 }
 

@@ -41,6 +41,8 @@ class AdapterLock final : public Lock {
   ChangeResult release(const std::string& name, const Lease& lease) override;
   ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override;
 
+  bool reentrant() const override { return info_.reentrant; }
+
   const AdapterInfo& info() const { return info_; }
   pid_t pid() const { return adapter_->pid(); }
 

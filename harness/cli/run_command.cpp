@@ -1,6 +1,7 @@
 // `locklab run SCENARIO`: one scenario, each of its algorithms on a fresh cluster.
 #include <iostream>
 
+#include "checkers.h"
 #include "commands.h"
 #include "lock.h"
 #include "matrix.h"
@@ -22,10 +23,11 @@ void print_run_summary(const nlohmann::json& results) {
       line += std::string(" — expected ") + run["expected"].value("verdict", "safe") +
               (run.value("expectation_met", false) ? ", met" : ", NOT met");
       const auto& counts = run["check"]["counts"];
-      for (auto it = counts.begin(); it != counts.end(); ++it)
-        if (it.value().is_number_integer() && it.value().get<int64_t>() > 0 &&
-            it.key().find('-') != std::string::npos)
-          line += " [" + it.key() + " " + std::to_string(it.value().get<int64_t>()) + "]";
+      for (const auto& kind : checkers::violation_kinds())
+        if (counts.value(kind, int64_t(0)) > 0)
+          line += " [" + kind + " " + std::to_string(counts[kind].get<int64_t>()) + "]";
+      if (counts.value("fencing-saved", int64_t(0)) > 0)
+        line += " [fencing-saved " + std::to_string(counts["fencing-saved"].get<int64_t>()) + "]";
     }
     std::cerr << line << "\n";
   }

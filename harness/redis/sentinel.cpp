@@ -250,6 +250,12 @@ void promote_replica(const Endpoint& replica) {
 
 void wait_until_replica_synced(const Endpoint& master, const Endpoint& replica,
                                milliseconds timeout) {
+  // After a full sync the master holds new writes back until the replica's
+  // first REPLCONF ACK, up to a second later, although INFO already says
+  // "online". A write made now, seen by the replica, proves the stream flows.
+  const std::string probe = "locklab:replication-probe";
+  if (!query(master, {"SET", probe, "1"}).is_ok() || query(master, {"DEL", probe}).integer != 1)
+    throw std::runtime_error("cannot write the replication probe key on " + master.str());
   long long target = info_number(master, "master_repl_offset");
   auto deadline = steady_clock::now() + timeout;
   std::string status;

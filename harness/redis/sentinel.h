@@ -84,8 +84,9 @@ class SentinelGroup {
 // master afterwards, RedisError if unreachable.
 void promote_replica(const Endpoint& replica);
 
-// Returns once `replica` has a live link to its master and has applied
-// everything `master` had written when the call began. Throws
+// Returns once `replica` has a live link to its master and has applied a
+// write made on `master` by this call (a probe key, set and deleted): from
+// then on new writes stream to it at once. Throws
 // std::runtime_error with both offsets after `timeout`.
 void wait_until_replica_synced(const Endpoint& master, const Endpoint& replica,
                                std::chrono::milliseconds timeout);

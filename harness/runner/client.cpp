@@ -57,33 +57,21 @@ void Client::run(const Workload& workload, ProtectedResource& resource, int64_t 
 
 void Client::one_operation(const Workload& workload, ProtectedResource& resource,
                            const std::string& lock) {
-  const auto ttl = std::chrono::milliseconds(workload.ttl_ms);
-  Event invoke = event(Type::Invoke, "acquire", lock);
-  invoke.value = json{{"ttl_ms", workload.ttl_ms}, {"wait_ms", workload.wait_ms}};
-  log_.append(std::move(invoke));
-  step("before-acquire");
-  AcquireResult acquired = lock_->acquire(lock, ttl, std::chrono::milliseconds(workload.wait_ms));
-  if (acquired.outcome != Outcome::Done) {
-    bool unknown = acquired.outcome == Outcome::Unknown;
-    Event e = event(unknown ? Type::Info : Type::Fail, "acquire", lock);
-    e.error = acquired.error;
-    log_.append(std::move(e));
-    ++(unknown ? stats_.acquires_unknown : stats_.acquires_failed);
-    return;
+  std::optional<Lease> outer = acquire(workload, lock, "before-acquire", "acquired");
+  if (!outer) return;
+  const Lease lease = *outer;
+
+  // A re-entrant lock is taken again by the holder (a helper that locks what
+  // its caller holds) and given back before the critical section.
+  std::vector<Lease> inner;
+  const int64_t levels = lock_->reentrant() ? workload.reentry : 1;
+  for (int64_t level = 2; level <= levels; ++level) {
+    std::optional<Lease> again = acquire(workload, lock, "before-reacquire", "reacquired");
+    if (!again) break;
+    inner.push_back(*again);
   }
-  Lease lease = *acquired.lease;
-  {
-    Event e = event(Type::Ok, "acquire", lock);
-    e.owner = lease.owner;
-    e.token = lease.token;
-    json value = json::object();
-    if (lease.validity) value["validity_ms"] = lease.validity->count();
-    value["reentry"] = lease.reentry;
-    e.value = value;
-    log_.append(std::move(e));
-    ++stats_.acquires_ok;
-  }
-  step("acquired");
+  for (auto it = inner.rbegin(); it != inner.rend(); ++it)
+    release(lock, *it, "before-inner-release", "inner-released");
 
   // The critical section: read-modify-write of the protected counter.
   const int64_t read = resource.read(lock);
@@ -113,11 +101,45 @@ void Client::one_operation(const Workload& workload, ProtectedResource& resource
     ++(result.accepted ? stats_.writes_accepted : stats_.writes_rejected);
     step("after-write");
   }
+  release(lock, lease, "before-release", "released");
+}
 
-  step("before-release");
-  Event release = event(Type::Invoke, "release", lock);
-  release.owner = lease.owner;
-  log_.append(std::move(release));
+std::optional<Lease> Client::acquire(const Workload& workload, const std::string& lock,
+                                     std::string_view before, std::string_view after) {
+  const auto ttl = std::chrono::milliseconds(workload.ttl_ms);
+  Event invoke = event(Type::Invoke, "acquire", lock);
+  invoke.value = json{{"ttl_ms", workload.ttl_ms}, {"wait_ms", workload.wait_ms}};
+  log_.append(std::move(invoke));
+  step(before);
+  AcquireResult acquired = lock_->acquire(lock, ttl, std::chrono::milliseconds(workload.wait_ms));
+  if (acquired.outcome != Outcome::Done) {
+    bool unknown = acquired.outcome == Outcome::Unknown;
+    Event e = event(unknown ? Type::Info : Type::Fail, "acquire", lock);
+    e.error = acquired.error;
+    log_.append(std::move(e));
+    ++(unknown ? stats_.acquires_unknown : stats_.acquires_failed);
+    return std::nullopt;
+  }
+  const Lease& lease = *acquired.lease;
+  Event e = event(Type::Ok, "acquire", lock);
+  e.owner = lease.owner;
+  e.token = lease.token;
+  json value = json::object();
+  if (lease.validity) value["validity_ms"] = lease.validity->count();
+  value["reentry"] = lease.reentry;
+  e.value = value;
+  log_.append(std::move(e));
+  ++stats_.acquires_ok;
+  step(after);
+  return lease;
+}
+
+void Client::release(const std::string& lock, const Lease& lease, std::string_view before,
+                     std::string_view after) {
+  step(before);
+  Event invoke = event(Type::Invoke, "release", lock);
+  invoke.owner = lease.owner;
+  log_.append(std::move(invoke));
   ChangeResult released = lock_->release(lock, lease);
   Type type = released.outcome == Outcome::Done      ? Type::Ok
               : released.outcome == Outcome::Refused ? Type::Fail
@@ -128,12 +150,13 @@ void Client::one_operation(const Workload& workload, ProtectedResource& resource
   if (type == Type::Ok) value["result"] = "released";
   if (type == Type::Fail) value["result"] = "not-owner";
   if (released.deleted) value["deleted"] = *released.deleted;
+  if (type == Type::Ok && released.remaining) value["remaining"] = *released.remaining;
   if (!value.empty()) e.value = value;
   if (type != Type::Ok && !released.error.empty()) e.error = released.error;
   log_.append(std::move(e));
   ++(type == Type::Ok ? stats_.releases_ok
                       : type == Type::Fail ? stats_.releases_refused : stats_.releases_unknown);
-  step("released");
+  step(after);
 }
 
 }  // namespace locklab

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -62,6 +63,13 @@ class Client {
 
  private:
   void one_operation(const Workload& workload, ProtectedResource& resource, const std::string& lock);
+  // One acquire, recorded, with step `before` ahead of it and `after` once it
+  // succeeded; the lease, or nullopt when it was not acquired (or unknown).
+  std::optional<Lease> acquire(const Workload& workload, const std::string& lock,
+                               std::string_view before, std::string_view after);
+  // One release of `lease`, recorded, between steps `before` and `after`.
+  void release(const std::string& lock, const Lease& lease, std::string_view before,
+               std::string_view after);
   history::Event event(history::Type type, std::string f, const std::string& lock);
   void step(std::string_view name) {
     if (crash_requested_) throw ClientCrashed{std::string(name)};

@@ -40,6 +40,10 @@ struct Workload {
   int64_t ops_per_client = 1000;   // acquire attempts per client (upper bound)
   bool fencing = false;            // the protected store rejects writes with a lower token
   bool stop_on_renewal_failure = false;  // clients give up (record `lost`) when a watchdog renewal fails
+  // Levels a client takes a re-entrant lock at in one operation: it acquires
+  // the lock `reentry` times, gives back the inner levels, then works at the
+  // outer one. Locks that do not nest take it once.
+  int64_t reentry = 1;
   std::map<std::string, int64_t> params;  // algorithm parameters (e.g. "replicas")
 };
 

@@ -112,6 +112,20 @@ TEST(BrokenAdapter, FencingWithoutTokenIsNamed) {
   EXPECT_NE(f.message.find("\"owner\":\"o-2\""), std::string::npos) << f.message;
 }
 
+TEST(ScriptedAdapter, ReentrantDepthsAreReadAndANegativeOneIsNamed) {
+  AdapterClient client(broken_adapter("scripted_depths.sh"), "c1", nowhere());
+  EXPECT_TRUE(client.lock->reentrant());
+  AcquireResult acquired = client.lock->acquire("L", 1000ms, 0ms);
+  ASSERT_EQ(acquired.outcome, Outcome::Done);
+  EXPECT_EQ(acquired.lease->reentry, 2);
+  ChangeResult released = client.lock->release("L", *acquired.lease);
+  ASSERT_EQ(released.outcome, Outcome::Done);
+  EXPECT_EQ(released.remaining, 1);
+  Failure f = failure_of([&] { client.lock->release("L", *acquired.lease); });
+  EXPECT_NE(f.message.find("\"remaining\" that is not a non-negative integer"), std::string::npos)
+      << f.message;
+}
+
 TEST(AdapterProcess, AnAdapterThatIgnoresTheEndOfStdinIsKilled) {
   pid_t pid = -1;
   const auto start = std::chrono::steady_clock::now();

@@ -119,6 +119,20 @@ TEST_F(SentinelTest, ManualPromotionOfACutOffReplicaMakesTwoMasters) {
   EXPECT_EQ(get(pair.replica, "lease"), "c2") << "split brain: each master has its own holder";
 }
 
+TEST_F(SentinelTest, AWriteRightAfterTheSyncReachesTheReplicaAtOnce) {
+  // Redis holds writes back after a full sync until the replica's first ACK
+  // (about a second): "synced" must mean the stream already flows.
+  ProxiedPair pair;
+  watch(pair);
+  wait_until_replica_synced(pair.master.endpoint(), pair.replica.endpoint(), seconds(10));
+  ASSERT_TRUE(pair.master.connect()->command({"SET", "first", "1"}).is_ok());
+  const auto deadline = steady_clock::now() + milliseconds(300);
+  while (get(pair.replica, "first") != "1" && steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_EQ(get(pair.replica, "first"), "1");
+  EXPECT_EQ(get(pair.master, "locklab:replication-probe"), std::nullopt) << "the probe is gone";
+}
+
 TEST_F(SentinelTest, ACutWithoutPartitionIsRepairedByTheReplica) {
   ProxiedPair pair;
   watch(pair);

@@ -53,7 +53,9 @@ TEST_F(RedissonHash, ReentersCountsAndReleasesOnlyAtZero) {
   EXPECT_EQ(c2.lock().acquire("L", 5000ms, 0ms).outcome, Outcome::Refused);
 
   for (int left = 2; left >= 0; --left) {
-    EXPECT_EQ(c1.lock().release("L", leases[left]).outcome, Outcome::Done);
+    ChangeResult released = c1.lock().release("L", leases[left]);
+    EXPECT_EQ(released.outcome, Outcome::Done);
+    EXPECT_EQ(released.remaining, left) << "the depth left is reported";
     if (left > 0) {
       EXPECT_EQ(count_of(field), std::to_string(left));
       EXPECT_EQ(c2.lock().acquire("L", 5000ms, 0ms).outcome, Outcome::Refused)

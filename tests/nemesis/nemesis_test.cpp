@@ -139,6 +139,44 @@ TEST(Nemesis, ManualFailoverAfterACutReplicationLinkGrantsTheLockTwice) {
   EXPECT_GT(r.count("mutual-exclusion"), 0) << "the promoted replica knew the key";
 }
 
+TEST(Nemesis, ReentrantClientsNestAndReportTheDepthLeft) {
+  const char* scenario = R"({"clients": 2, "duration_ms": 400, "algorithms": ["redisson-hash", "set-nx-px"],
+                 "workload": {"locks": ["L"], "ttl_ms": 2000, "work_ms": 2, "reentry": 3}})";
+  RunRecord nested = run(scenario, "redisson-hash");
+  std::vector<int64_t> depths, left;
+  for (const auto& e : nested.events("c1", "acquire", "ok")) depths.push_back(e["value"]["reentry"]);
+  for (const auto& e : nested.events("c1", "release", "ok")) left.push_back(e["value"]["remaining"]);
+  ASSERT_GE(depths.size(), 6u);
+  EXPECT_EQ(std::vector<int64_t>(depths.begin(), depths.begin() + 6),
+            std::vector<int64_t>({1, 2, 3, 1, 2, 3}));
+  ASSERT_GE(left.size(), 6u);
+  EXPECT_EQ(std::vector<int64_t>(left.begin(), left.begin() + 6),
+            std::vector<int64_t>({2, 1, 0, 2, 1, 0})) << "inner levels first, the outer one last";
+  EXPECT_EQ(nested.count("reentrancy"), 0);
+  EXPECT_EQ(nested.result["verdict"], "safe");
+
+  RunRecord flat = run(scenario, "set-nx-px");
+  for (const auto& e : flat.events("c1", "acquire", "ok"))
+    EXPECT_EQ(e["value"]["reentry"], 1) << "a lock that does not nest is taken once";
+  EXPECT_EQ(flat.events("c1", "acquire", "ok").size(), flat.events("c1", "release", "ok").size());
+}
+
+TEST(Nemesis, ReentryCountLostInAFailoverReleasesTheLockTooEarly) {
+  // The canonical scenario in small: level 1 replicated, level 2 not, then a failover.
+  RunRecord r = run(R"({"clients": 2, "algorithms": ["redisson-hash"], "duration_ms": 2000,
+                 "topology": {"replicas": 1},
+                 "workload": {"locks": ["L"], "ttl_ms": 10000, "wait_ms": 500, "work_ms": 1000, "reentry": 2},
+                 "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 300},
+                            {"kind": "cut-replication", "when": {"client": "c1", "step": "before-reacquire"}},
+                            {"kind": "failover", "mode": "manual", "when": {"client": "c1", "step": "reacquired"}}]})",
+              "redisson-hash");
+  auto released = r.events("c1", "release", "ok");
+  ASSERT_FALSE(released.empty());
+  EXPECT_EQ(released[0]["value"]["remaining"], 0) << "the promoted replica knew only level 1";
+  EXPECT_EQ(r.count("reentrancy"), 1);
+  EXPECT_GT(r.count("mutual-exclusion"), 0);
+}
+
 TEST(Nemesis, ABadFaultTargetIsAClearError) {
   Scenario scenario = parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "duration_ms": 100,
       "faults": [{"kind": "sigstop-node", "at_ms": 0, "nodes": [3], "duration_ms": 10}]})"), "bad.json");
