@@ -11,58 +11,35 @@
 // counter on an asynchronous replica can also go back after a failover.
 //
 // Steps: none; acquire is a single script.
+// Below: one acquire attempt; the retry loop, release and extend are
+// SingleKeyLock's (single_key_lock.h).
 #include "fenced.h"
 
-#include "compare_and_delete_text.h"
 #include "fenced_acquire_text.h"
 #include "redis_lock_util.h"
+#include "single_key_lock.h"
 
 namespace locklab {
 namespace {
 
-class Fenced final : public Lock {
+class Fenced final : public SingleKeyLock {
  public:
-  explicit Fenced(const LockContext& context)
-      : context_(context), redis_(context.connect(0)), rng_(context.seed) {}
-
-  AcquireResult acquire(const std::string& name, milliseconds ttl, milliseconds wait) override {
-    Clock& clock = *context_.clock;
-    const int64_t deadline = clock.now_ns() + nanoseconds_of(wait);
-    const std::string owner = random_owner(rng_);
-    for (;;) {
-      const int64_t started = clock.now_ns();
-      Reply reply;
-      try {
-        reply = eval_script(*redis_, scripts::fenced_acquire, {name, name + ":fence"},
-                            {owner, std::to_string(ttl.count())});
-      } catch (const RedisError& e) {
-        return unknown_or_refused(e);
-      }
-      if (reply.is_error()) return {Outcome::Refused, std::nullopt, reply.str};
-      if (reply.type == Reply::Type::Integer) {
-        Lease lease{
-            .owner = owner, .token = reply.integer, .validity = ttl, .acquired_at_ns = started};
-        return {Outcome::Done, lease, ""};
-      }
-      if (clock.now_ns() >= deadline)
-        return {Outcome::Refused, std::nullopt, "held by another client"};
-      clock.sleep_for(retry_delay(rng_));
-    }
-  }
-
-  ChangeResult release(const std::string& name, const Lease& lease) override {
-    return run_owner_script(*redis_, scripts::compare_and_delete, {name}, {lease.owner});
-  }
-
-  // Extending keeps the token: the lease is the same acquisition.
-  ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override {
-    return extend_owned_key(*redis_, *context_.clock, name, lease, ttl);
-  }
+  explicit Fenced(const LockContext& context) : SingleKeyLock(context) {}
 
  private:
-  LockContext context_;
-  std::unique_ptr<Connection> redis_;
-  std::mt19937_64 rng_;
+  Attempt attempt(const std::string& name, const std::string& owner, milliseconds ttl,
+                  int64_t started_ns) override {
+    Reply reply;
+    try {
+      reply = eval_script(*redis_, scripts::fenced_acquire, {name, name + ":fence"},
+                          {owner, std::to_string(ttl.count())});
+    } catch (const RedisError& e) {
+      return {unknown_or_refused(e)};
+    }
+    if (reply.is_error()) return {AcquireResult{Outcome::Refused, std::nullopt, reply.str}};
+    if (reply.type == Reply::Type::Integer) return acquired(owner, ttl, started_ns, reply.integer);
+    return {};
+  }
 };
 
 }  // namespace

@@ -10,66 +10,44 @@
 //
 // Steps:
 //   "after-setnx"  SETNX succeeded, EXPIRE not yet sent
+// Below: one acquire attempt; the retry loop, release and extend are
+// SingleKeyLock's (single_key_lock.h).
 #include "setnx_expire.h"
 
-#include "compare_and_delete_text.h"
 #include "redis_lock_util.h"
+#include "single_key_lock.h"
 
 namespace locklab {
 namespace {
 
-class SetnxExpire final : public Lock {
+class SetnxExpire final : public SingleKeyLock {
  public:
-  explicit SetnxExpire(const LockContext& context)
-      : context_(context), redis_(context.connect(0)), rng_(context.seed) {}
-
-  AcquireResult acquire(const std::string& name, milliseconds ttl, milliseconds wait) override {
-    Clock& clock = *context_.clock;
-    const int64_t deadline = clock.now_ns() + nanoseconds_of(wait);
-    const std::string owner = random_owner(rng_);
-    const std::string seconds = std::to_string((ttl.count() + 999) / 1000);
-    for (;;) {
-      const int64_t started = clock.now_ns();
-      Reply reply;
-      try {
-        reply = redis_->command({"SETNX", name, owner});
-      } catch (const RedisError& e) {
-        return unknown_or_refused(e);
-      }
-      if (reply.is_error()) return {Outcome::Refused, std::nullopt, reply.str};
-      if (reply.integer == 1) {
-        context_.step("after-setnx");
-        std::string failure;
-        try {
-          Reply expire = redis_->command({"EXPIRE", name, seconds});
-          if (expire.is_error()) failure = expire.str;
-        } catch (const RedisError& e) {
-          failure = e.what();
-        }
-        // The key is ours and may have no expiry: neither held nor free.
-        if (!failure.empty())
-          return {Outcome::Unknown, std::nullopt, "EXPIRE after SETNX: " + failure};
-        return {Outcome::Done, Lease{.owner = owner, .validity = ttl, .acquired_at_ns = started},
-                ""};
-      }
-      if (clock.now_ns() >= deadline)
-        return {Outcome::Refused, std::nullopt, "held by another client"};
-      clock.sleep_for(retry_delay(rng_));
-    }
-  }
-
-  ChangeResult release(const std::string& name, const Lease& lease) override {
-    return run_owner_script(*redis_, scripts::compare_and_delete, {name}, {lease.owner});
-  }
-
-  ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override {
-    return extend_owned_key(*redis_, *context_.clock, name, lease, ttl);
-  }
+  explicit SetnxExpire(const LockContext& context) : SingleKeyLock(context) {}
 
  private:
-  LockContext context_;
-  std::unique_ptr<Connection> redis_;
-  std::mt19937_64 rng_;
+  Attempt attempt(const std::string& name, const std::string& owner, milliseconds ttl,
+                  int64_t started_ns) override {
+    Reply reply;
+    try {
+      reply = redis_->command({"SETNX", name, owner});
+    } catch (const RedisError& e) {
+      return {unknown_or_refused(e)};
+    }
+    if (reply.is_error()) return {AcquireResult{Outcome::Refused, std::nullopt, reply.str}};
+    if (reply.integer != 1) return {};
+    context_.step("after-setnx");
+    std::string failure;
+    try {
+      Reply expire = redis_->command({"EXPIRE", name, std::to_string((ttl.count() + 999) / 1000)});
+      if (expire.is_error()) failure = expire.str;
+    } catch (const RedisError& e) {
+      failure = e.what();
+    }
+    // The key is ours and may have no expiry: neither held nor free.
+    if (!failure.empty())
+      return {AcquireResult{Outcome::Unknown, std::nullopt, "EXPIRE after SETNX: " + failure}};
+    return acquired(owner, ttl, started_ns);
+  }
 };
 
 }  // namespace

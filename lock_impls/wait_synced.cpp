@@ -16,83 +16,63 @@
 //
 // Steps:
 //   "after-set"  SET NX PX succeeded on the master, WAIT not yet sent
+// Below: one acquire attempt; the retry loop, release and extend are
+// SingleKeyLock's (single_key_lock.h).
 #include "wait_synced.h"
 
 #include <algorithm>
 
-#include "compare_and_delete_text.h"
 #include "redis_lock_util.h"
+#include "single_key_lock.h"
 
 namespace locklab {
 namespace {
 
-class WaitSynced final : public Lock {
+class WaitSynced final : public SingleKeyLock {
  public:
   explicit WaitSynced(const LockContext& context)
-      : context_(context),
-        redis_(context.connect(0)),
-        rng_(context.seed),
+      : SingleKeyLock(context),
         replicas_(context.param("replicas").value_or(1)),
         wait_timeout_ms_(std::max<int64_t>(1, context.param("wait_timeout_ms").value_or(100))) {}
 
-  AcquireResult acquire(const std::string& name, milliseconds ttl, milliseconds wait) override {
-    Clock& clock = *context_.clock;
-    const int64_t deadline = clock.now_ns() + nanoseconds_of(wait);
-    const std::string owner = random_owner(rng_);
-    for (;;) {
-      const int64_t started = clock.now_ns();
-      Reply reply;
-      try {
-        reply = redis_->command({"SET", name, owner, "NX", "PX", std::to_string(ttl.count())});
-      } catch (const RedisError& e) {
-        return unknown_or_refused(e);
-      }
-      if (reply.is_error()) return {Outcome::Refused, std::nullopt, reply.str};
-      std::string why_not = "held by another client";
-      if (reply.is_ok()) {
-        context_.step("after-set");
-        std::string wait_error;
-        long long acknowledged = 0;
-        try {
-          Reply acks = redis_->command(
-              {"WAIT", std::to_string(replicas_), std::to_string(wait_timeout_ms_)});
-          if (acks.is_error()) wait_error = acks.str;
-          acknowledged = acks.integer;
-        } catch (const RedisError& e) {
-          wait_error = e.what();
-        }
-        if (wait_error.empty() && acknowledged >= replicas_)
-          return {Outcome::Done, Lease{.owner = owner, .validity = ttl, .acquired_at_ns = started},
-                  ""};
-        why_not = !wait_error.empty()
-                      ? "WAIT: " + wait_error
-                      : std::to_string(acknowledged) + " of " + std::to_string(replicas_) +
-                            " replicas acknowledged within " + std::to_string(wait_timeout_ms_) +
-                            " ms";
-        ChangeResult undo = run_owner_script(*redis_, scripts::compare_and_delete, {name}, {owner});
-        if (undo.outcome == Outcome::Unknown)
-          return {Outcome::Unknown, std::nullopt,
-                  why_not + "; and deleting our key again: " + undo.error};
-      }
-      if (clock.now_ns() >= deadline) return {Outcome::Refused, std::nullopt, why_not};
-      clock.sleep_for(retry_delay(rng_));
-    }
-  }
-
-  ChangeResult release(const std::string& name, const Lease& lease) override {
-    return run_owner_script(*redis_, scripts::compare_and_delete, {name}, {lease.owner});
-  }
-
-  ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override {
-    return extend_owned_key(*redis_, *context_.clock, name, lease, ttl);
-  }
-
  private:
-  LockContext context_;
-  std::unique_ptr<Connection> redis_;
-  std::mt19937_64 rng_;
-  int64_t replicas_;
-  int64_t wait_timeout_ms_;
+  Attempt attempt(const std::string& name, const std::string& owner, milliseconds ttl,
+                  int64_t started_ns) override {
+    Reply reply;
+    try {
+      reply = redis_->command({"SET", name, owner, "NX", "PX", std::to_string(ttl.count())});
+    } catch (const RedisError& e) {
+      return {unknown_or_refused(e)};
+    }
+    if (reply.is_error()) return {AcquireResult{Outcome::Refused, std::nullopt, reply.str}};
+    if (!reply.is_ok()) return {};
+    context_.step("after-set");
+    std::string wait_error;
+    long long acknowledged = 0;
+    try {
+      Reply acks =
+          redis_->command({"WAIT", std::to_string(replicas_), std::to_string(wait_timeout_ms_)});
+      if (acks.is_error()) wait_error = acks.str;
+      acknowledged = acks.integer;
+    } catch (const RedisError& e) {
+      wait_error = e.what();
+    }
+    if (wait_error.empty() && acknowledged >= replicas_) return acquired(owner, ttl, started_ns);
+    std::string why_not = !wait_error.empty()
+                              ? "WAIT: " + wait_error
+                              : std::to_string(acknowledged) + " of " + std::to_string(replicas_) +
+                                    " replicas acknowledged within " +
+                                    std::to_string(wait_timeout_ms_) + " ms";
+    // Not synced: delete our key again, so an acquisition that does not count holds nothing.
+    ChangeResult undo = release(name, Lease{.owner = owner});
+    if (undo.outcome == Outcome::Unknown)
+      return {AcquireResult{Outcome::Unknown, std::nullopt,
+                            why_not + "; and deleting our key again: " + undo.error}};
+    return {std::nullopt, why_not};
+  }
+
+  const int64_t replicas_;
+  const int64_t wait_timeout_ms_;
 };
 
 }  // namespace
