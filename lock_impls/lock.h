@@ -28,8 +28,8 @@ struct Lease {
   // The client may act as holder until acquired_at_ns + validity (by its own
   // Clock); nullopt = no deadline of its own (a watchdog keeps the lease alive).
   std::optional<milliseconds> validity;
-  int64_t acquired_at_ns = 0;    // client clock when acquire began
-  int reentry = 1;               // nesting depth after this acquire (re-entrant locks)
+  int64_t acquired_at_ns = 0;  // client clock when acquire began
+  int reentry = 1;             // nesting depth after this acquire (re-entrant locks)
 };
 
 enum class Outcome {
@@ -120,7 +120,7 @@ struct AlgorithmInfo {
   std::string description;
   bool reentrant = false;
   bool fencing = false;
-  bool multi_node = false;   // needs several independent masters (Redlock)
+  bool multi_node = false;  // needs several independent masters (Redlock)
   bool needs_replica = false;
 };
 

@@ -1,8 +1,8 @@
 #include "redis_lock_util.h"
 
-#include "compare_and_pexpire_text.h"
-
 #include <cstdio>
+
+#include "compare_and_pexpire_text.h"
 
 namespace locklab {
 
@@ -42,8 +42,8 @@ ChangeResult run_owner_script(Connection& redis, std::string_view script,
   }
 }
 
-ChangeResult extend_owned_key(Connection& redis, Clock& clock, const std::string& name, Lease& lease,
-                              milliseconds ttl) {
+ChangeResult extend_owned_key(Connection& redis, Clock& clock, const std::string& name,
+                              Lease& lease, milliseconds ttl) {
   const int64_t now = clock.now_ns();
   ChangeResult result = run_owner_script(redis, scripts::compare_and_pexpire, {name},
                                          {lease.owner, std::to_string(ttl.count())});

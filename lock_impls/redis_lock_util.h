@@ -27,8 +27,8 @@ ChangeResult run_owner_script(Connection& redis, std::string_view script,
 // Extend for the single-key locks: resets the key's TTL by compare-and-pexpire
 // if it still holds lease.owner and, when it did, renews the lease from the
 // moment the extend began (validity = ttl).
-ChangeResult extend_owned_key(Connection& redis, Clock& clock, const std::string& name, Lease& lease,
-                              milliseconds ttl);
+ChangeResult extend_owned_key(Connection& redis, Clock& clock, const std::string& name,
+                              Lease& lease, milliseconds ttl);
 
 // The acquire result for a command that failed with `e`: Unknown if it may
 // have run, Refused if it certainly did not.

@@ -47,7 +47,8 @@ std::optional<int64_t> optional_depth(const AdapterProcess& adapter, const json&
   auto it = response.find(field);
   if (it == response.end() || it->is_null()) return std::nullopt;
   if (!it->is_number_integer() || it->get<int64_t>() < 0)
-    protocol_error(adapter, std::string("sent a \"") + field + "\" that is not a non-negative integer",
+    protocol_error(adapter,
+                   std::string("sent a \"") + field + "\" that is not a non-negative integer",
                    response);
   return it->get<int64_t>();
 }

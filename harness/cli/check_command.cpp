@@ -10,7 +10,8 @@ namespace locklab {
 Action add_check_command(CLI::App& parent) {
   auto history_file = std::make_shared<std::string>();
   auto* check = parent.add_subcommand(
-      "check", "Check a history file (JSONL, see harness/history/FORMAT.md); print the results as JSON");
+      "check",
+      "Check a history file (JSONL, see harness/history/FORMAT.md); print the results as JSON");
   check->add_option("history", *history_file, "History file")->required();
   return [history_file] {
     auto results = checkers::check_file(*history_file);

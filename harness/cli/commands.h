@@ -5,9 +5,8 @@
 // caller turns an exception into one line on stderr and status 2.
 #pragma once
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace locklab {
 

@@ -14,9 +14,12 @@ int main(int argc, char** argv) {
   CLI::App app{"locklab — a correctness and fault-injection lab for Redis distributed locks"};
   app.set_version_flag("--version", kVersion);
   app.require_subcommand(1);
-  app.footer("Exit status: 0 as expected, 1 violation or unmet expectation, 2 usage/input/infrastructure error.");
-  std::vector<Action> actions = {add_run_command(app), add_check_command(app), add_list_command(app),
-                                 add_suite_command(app), add_sweep_command(app)};
+  app.footer(
+      "Exit status: 0 as expected, 1 violation or unmet expectation, 2 usage/input/infrastructure "
+      "error.");
+  std::vector<Action> actions = {add_run_command(app), add_check_command(app),
+                                 add_list_command(app), add_suite_command(app),
+                                 add_sweep_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -15,8 +15,8 @@ namespace {
 
 void print_run_summary(const nlohmann::json& results) {
   for (const auto& run : results["runs"]) {
-    std::string line = run["algorithm"].get<std::string>() + ": " +
-                       run.value("verdict", std::string("unknown"));
+    std::string line =
+        run["algorithm"].get<std::string>() + ": " + run.value("verdict", std::string("unknown"));
     if (!run["error"].is_null()) {
       line += " (error: " + run["error"].get<std::string>() + ")";
     } else {

@@ -106,9 +106,10 @@ Action add_suite_command(CLI::App& parent) {
     suite_options.invocation = suite::current_invocation();
     suite_options.live_progress = ::isatty(STDERR_FILENO);
 
-    nlohmann::json results = suite::run_suite(
-        scenarios, suite_options,
-        suite_options.external ? suite::run_external(*suite_options.external) : suite::run_built_in);
+    nlohmann::json results =
+        suite::run_suite(scenarios, suite_options,
+                         suite_options.external ? suite::run_external(*suite_options.external)
+                                                : suite::run_built_in);
     const auto& totals = results["totals"];
     std::cerr << totals["cells"] << " cells (" << totals["runs"]
               << " runs): " << totals["cells_met"] << " met, " << totals["cells_unmet"]

@@ -39,7 +39,8 @@ int64_t SkewableClock::now_ns() {
 void SkewableClock::sleep_for(std::chrono::nanoseconds d) {
   if (gate_) gate_->pass();
   double r = rate();
-  if (d.count() > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(int64_t(double(d.count()) / r)));
+  if (d.count() > 0)
+    std::this_thread::sleep_for(std::chrono::nanoseconds(int64_t(double(d.count()) / r)));
   if (gate_) gate_->pass();
 }
 

@@ -16,11 +16,11 @@
 namespace locklab {
 
 struct ProcessSpec {
-  std::vector<std::string> argv;               // argv[0] is looked up in PATH
-  std::map<std::string, std::string> env;      // added to (or replacing) the lab's environment
-  std::filesystem::path cwd;                   // empty = the lab's
-  std::filesystem::path output;                // stdout+stderr go here; empty = /dev/null
-  bool pipe_stdio = false;                     // give the lab pipes to the child's stdin/stdout
+  std::vector<std::string> argv;           // argv[0] is looked up in PATH
+  std::map<std::string, std::string> env;  // added to (or replacing) the lab's environment
+  std::filesystem::path cwd;               // empty = the lab's
+  std::filesystem::path output;            // stdout+stderr go here; empty = /dev/null
+  bool pipe_stdio = false;                 // give the lab pipes to the child's stdin/stdout
 };
 
 class ChildProcess {

@@ -4,10 +4,14 @@ namespace locklab::history {
 
 const char* to_string(Type type) {
   switch (type) {
-    case Type::Invoke: return "invoke";
-    case Type::Ok: return "ok";
-    case Type::Fail: return "fail";
-    case Type::Info: return "info";
+    case Type::Invoke:
+      return "invoke";
+    case Type::Ok:
+      return "ok";
+    case Type::Fail:
+      return "fail";
+    case Type::Info:
+      return "info";
   }
   return "info";
 }

@@ -2,10 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace locklab::history {
 
@@ -20,7 +19,7 @@ struct Event {
   int64_t time_ns = 0;  // harness monotonic time since run start
   std::string process;  // "c1", "nemesis"
   Type type = Type::Info;
-  std::string f;        // "acquire", "release", "extend", "write", "lost", or a fault kind
+  std::string f;  // "acquire", "release", "extend", "write", "lost", or a fault kind
   std::optional<std::string> lock;
   std::optional<std::string> owner;
   std::optional<int64_t> token;

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace locklab {
 
@@ -30,15 +29,18 @@ struct Fault {
   std::optional<int64_t> at_ms;        // from the start of the run, or
   std::optional<StepTrigger> when;     // right after a client step
   std::optional<int64_t> duration_ms;  // undone after this long (absent: lasts to the end)
-  std::vector<std::string> clients;    // targets; empty = every client (the trigger client for pause/crash)
-  std::vector<int> nodes;              // server indices; empty = every master
+  std::vector<std::string>
+      clients;             // targets; empty = every client (the trigger client for pause/crash)
+  std::vector<int> nodes;  // server indices; empty = every master
   // Parameters, by kind.
-  int64_t delta_ms = 0;                // *-clock-jump
-  double rate = 1.0;                   // *-clock-rate
-  int64_t delay_ms = 0, jitter_ms = 0; // delay
-  std::string how = "blackhole";       // partition: blackhole | reject
-  std::optional<int64_t> restart_after_ms;  // crash-node: restart after this long (absent: stays down)
-  std::string mode = "sentinel";       // failover: sentinel (kill the master, Sentinel promotes) | manual
+  int64_t delta_ms = 0;                 // *-clock-jump
+  double rate = 1.0;                    // *-clock-rate
+  int64_t delay_ms = 0, jitter_ms = 0;  // delay
+  std::string how = "blackhole";        // partition: blackhole | reject
+  std::optional<int64_t>
+      restart_after_ms;  // crash-node: restart after this long (absent: stays down)
+  std::string mode =
+      "sentinel";  // failover: sentinel (kill the master, Sentinel promotes) | manual
 
   // The fault as recorded in the history's nemesis events.
   nlohmann::json describe() const;

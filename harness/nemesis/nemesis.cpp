@@ -40,7 +40,8 @@ Nemesis::Nemesis(std::vector<Fault> faults, Cluster& cluster, std::vector<Client
     std::string where = "faults[" + std::to_string(i) + "] (" + f.kind + ")";
     for (int n : f.nodes)
       if (size_t(n) >= cluster_.server_count())
-        throw std::runtime_error(where + ": server " + std::to_string(n) + " does not exist; this run has " +
+        throw std::runtime_error(where + ": server " + std::to_string(n) +
+                                 " does not exist; this run has " +
                                  std::to_string(cluster_.server_count()) + " servers");
     if (f.kind.rfind("server-clock", 0) == 0 && !cluster_.server_clock(0))
       throw std::runtime_error(where + ": servers were not started under the clock shim");
@@ -51,7 +52,9 @@ Nemesis::Nemesis(std::vector<Fault> faults, Cluster& cluster, std::vector<Client
   }
 }
 
-Nemesis::~Nemesis() { stop(); }
+Nemesis::~Nemesis() {
+  stop();
+}
 
 void Nemesis::start() {
   start_ns_ = monotonic_ns();
@@ -59,7 +62,8 @@ void Nemesis::start() {
   for (const Fault& f : faults_)
     if (f.at_ms && *f.at_ms == 0) apply(f, "");
   for (const Fault& f : faults_)
-    if (f.at_ms && *f.at_ms > 0) schedule(start_ns_ + *f.at_ms * 1'000'000, [this, &f] { apply(f, ""); });
+    if (f.at_ms && *f.at_ms > 0)
+      schedule(start_ns_ + *f.at_ms * 1'000'000, [this, &f] { apply(f, ""); });
   timer_ = std::thread([this] { timer_loop(); });
 }
 
@@ -140,8 +144,8 @@ void Nemesis::apply(const Fault& f, const std::string& trigger_client) {
   json client_ids = json::array();
   for (size_t c : clients) client_ids.push_back(clients_[c].id);
   json targets = json::object();
-  const bool on_clients = f.kind == "pause" || f.kind == "crash-client" ||
-                          f.kind.rfind("clock-", 0) == 0;
+  const bool on_clients =
+      f.kind == "pause" || f.kind == "crash-client" || f.kind.rfind("clock-", 0) == 0;
   const bool on_links = f.kind == "partition" || f.kind == "delay" || f.kind == "cut";
   const bool on_servers = f.kind.rfind("server-", 0) == 0 || f.kind == "sigstop-node" ||
                           f.kind == "debug-sleep" || f.kind == "crash-node";
@@ -154,7 +158,9 @@ void Nemesis::apply(const Fault& f, const std::string& trigger_client) {
 
   if (f.kind == "pause") {
     for (size_t c : clients) clients_[c].gate->close();
-    undo = [this, clients] { for (size_t c : clients) clients_[c].gate->open(); };
+    undo = [this, clients] {
+      for (size_t c : clients) clients_[c].gate->open();
+    };
   } else if (f.kind == "crash-client") {
     for (size_t c : clients) clients_[c].crash();
   } else if (f.kind == "clock-jump") {
@@ -179,18 +185,26 @@ void Nemesis::apply(const Fault& f, const std::string& trigger_client) {
     bool jump = f.kind == "server-clock-jump";
     for (size_t s : servers) {
       ServerClock* clock = cluster_.server_clock(s);
-      if (jump) clock->jump(milliseconds(f.delta_ms)); else clock->set_rate(f.rate);
+      if (jump)
+        clock->jump(milliseconds(f.delta_ms));
+      else
+        clock->set_rate(f.rate);
     }
     if (!jump || f.duration_ms)
       undo = [this, servers, jump, &f] {
         for (size_t s : servers) {
           ServerClock* clock = cluster_.server_clock(s);
-          if (jump) clock->jump(-milliseconds(f.delta_ms)); else clock->set_rate(1.0);
+          if (jump)
+            clock->jump(-milliseconds(f.delta_ms));
+          else
+            clock->set_rate(1.0);
         }
       };
   } else if (f.kind == "sigstop-node") {
     for (size_t s : servers) cluster_.server(s).pause();
-    undo = [this, servers] { for (size_t s : servers) cluster_.server(s).resume(); };
+    undo = [this, servers] {
+      for (size_t s : servers) cluster_.server(s).resume();
+    };
   } else if (f.kind == "debug-sleep") {
     for (size_t s : servers) {
       Endpoint server = cluster_.server(s).endpoint();
@@ -218,22 +232,30 @@ void Nemesis::apply(const Fault& f, const std::string& trigger_client) {
     for (size_t c : clients)
       for (size_t s : servers) links.push_back(&cluster_.link(c, s));
     for (FaultProxy* link : links) {
-      if (f.kind == "cut") link->cut();
-      else if (f.kind == "delay") link->delay(Direction::Both, milliseconds(f.delay_ms), milliseconds(f.jitter_ms));
-      else if (f.how == "reject") link->reject();
-      else link->blackhole();
+      if (f.kind == "cut")
+        link->cut();
+      else if (f.kind == "delay")
+        link->delay(Direction::Both, milliseconds(f.delay_ms), milliseconds(f.jitter_ms));
+      else if (f.how == "reject")
+        link->reject();
+      else
+        link->blackhole();
     }
     if (f.kind != "cut")
       undo = [links, delay = f.kind == "delay"] {
         for (FaultProxy* link : links) {
-          if (delay) link->delay(Direction::Both, milliseconds(0), milliseconds(0));
-          else link->pass();
+          if (delay)
+            link->delay(Direction::Both, milliseconds(0), milliseconds(0));
+          else
+            link->pass();
         }
       };
   } else if (f.kind == "cut-replication") {
     size_t replicas = cluster_.server_count() - cluster_.master_count();
     for (size_t r = 0; r < replicas; ++r) cluster_.replication_link(r).blackhole();
-    undo = [this, replicas] { for (size_t r = 0; r < replicas; ++r) cluster_.replication_link(r).pass(); };
+    undo = [this, replicas] {
+      for (size_t r = 0; r < replicas; ++r) cluster_.replication_link(r).pass();
+    };
   } else if (f.kind == "failover") {
     const size_t replica = cluster_.master_count();  // the first replica of node 0
     if (f.mode == "manual") {
@@ -248,7 +270,8 @@ void Nemesis::apply(const Fault& f, const std::string& trigger_client) {
       workers_.emplace_back([this, old_master, &f] {
         json result;
         try {
-          Endpoint now = cluster_.sentinels()->wait_for_failover(old_master, std::chrono::seconds(30));
+          Endpoint now =
+              cluster_.sentinels()->wait_for_failover(old_master, std::chrono::seconds(30));
           cluster_.redirect_node0(cluster_.server_index(now));
           result = {{"new_master", now.str()}};
         } catch (const std::exception& e) {

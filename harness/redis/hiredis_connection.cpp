@@ -6,7 +6,6 @@
 #include <sys/time.h>
 
 #include <cerrno>
-
 #include <sstream>
 
 namespace locklab {
@@ -33,16 +32,31 @@ bool closed_by_peer(int fd) {
 Reply convert(const redisReply* r) {
   Reply out;
   switch (r->type) {
-    case REDIS_REPLY_NIL: out.type = Reply::Type::Nil; break;
-    case REDIS_REPLY_STATUS: out.type = Reply::Type::Status; out.str.assign(r->str, r->len); break;
-    case REDIS_REPLY_ERROR: out.type = Reply::Type::Error; out.str.assign(r->str, r->len); break;
-    case REDIS_REPLY_INTEGER: out.type = Reply::Type::Integer; out.integer = r->integer; break;
-    case REDIS_REPLY_STRING: out.type = Reply::Type::String; out.str.assign(r->str, r->len); break;
+    case REDIS_REPLY_NIL:
+      out.type = Reply::Type::Nil;
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = Reply::Type::Status;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = Reply::Type::Error;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = Reply::Type::Integer;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_STRING:
+      out.type = Reply::Type::String;
+      out.str.assign(r->str, r->len);
+      break;
     case REDIS_REPLY_ARRAY:
       out.type = Reply::Type::Array;
       for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
       break;
-    default: out.type = Reply::Type::Nil;
+    default:
+      out.type = Reply::Type::Nil;
   }
   return out;
 }
@@ -70,7 +84,8 @@ Endpoint Endpoint::parse(const std::string& text) {
   try {
     size_t used = 0;
     e.port = std::stoi(text.substr(colon + 1), &used);
-    if (used != text.size() - colon - 1 || e.port <= 0 || e.port > 65535) throw std::out_of_range("");
+    if (used != text.size() - colon - 1 || e.port <= 0 || e.port > 65535)
+      throw std::out_of_range("");
   } catch (const std::exception&) {
     throw std::invalid_argument("bad port in endpoint '" + text + "'");
   }
@@ -79,11 +94,16 @@ Endpoint Endpoint::parse(const std::string& text) {
 
 std::string Reply::describe() const {
   switch (type) {
-    case Type::Nil: return "(nil)";
-    case Type::Status: return str;
-    case Type::Error: return "(error) " + str;
-    case Type::Integer: return "(integer) " + std::to_string(integer);
-    case Type::String: return "\"" + str + "\"";
+    case Type::Nil:
+      return "(nil)";
+    case Type::Status:
+      return str;
+    case Type::Error:
+      return "(error) " + str;
+    case Type::Integer:
+      return "(integer) " + std::to_string(integer);
+    case Type::String:
+      return "\"" + str + "\"";
     case Type::Array: {
       std::string s = "[";
       for (size_t i = 0; i < elements.size(); ++i) s += (i ? ", " : "") + elements[i].describe();
@@ -101,7 +121,9 @@ HiredisConnection::HiredisConnection(Endpoint endpoint, ConnectionOptions option
   current_ = endpoint;
 }
 
-HiredisConnection::~HiredisConnection() { disconnect(); }
+HiredisConnection::~HiredisConnection() {
+  disconnect();
+}
 
 void HiredisConnection::disconnect() {
   if (context_) redisFree(context_);
@@ -109,7 +131,9 @@ void HiredisConnection::disconnect() {
   pending_.clear();
 }
 
-std::string HiredisConnection::describe() const { return "redis " + current_.str(); }
+std::string HiredisConnection::describe() const {
+  return "redis " + current_.str();
+}
 
 void HiredisConnection::fail(const std::string& what, bool maybe_executed) {
   std::string message = describe() + ": " + what;
@@ -148,7 +172,8 @@ void HiredisConnection::send(const std::vector<std::string>& argv) {
   bool wrote_any = false;
   while (!done) {
     if (redisBufferWrite(context_, &done) != REDIS_OK)
-      fail(command_text(argv) + ": cannot send: " + context_->errstr, wrote_any || !pending_.empty());
+      fail(command_text(argv) + ": cannot send: " + context_->errstr,
+           wrote_any || !pending_.empty());
     wrote_any = true;
   }
   pending_.push_back(command_text(argv));

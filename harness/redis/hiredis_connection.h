@@ -34,7 +34,7 @@ class HiredisConnection final : public Connection {
   std::function<Endpoint()> resolve_;
   ConnectionOptions options_;
   Endpoint current_;
-  redisContext* context_ = nullptr;  // owned; freed by disconnect()
+  redisContext* context_ = nullptr;   // owned; freed by disconnect()
   std::vector<std::string> pending_;  // commands sent, replies not yet received (for messages)
 };
 

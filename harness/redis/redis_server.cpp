@@ -62,14 +62,25 @@ RedisServer::~RedisServer() {
 }
 
 void RedisServer::start() {
-  std::vector<std::string> argv = {
-      "redis-server",          "--port",       std::to_string(port_),
-      "--bind",                "127.0.0.1",    "--dir",
-      dir_.path().string(),    "--save",       "",
-      "--daemonize",           "no",           "--logfile",
-      "",                      "--protected-mode", "no",
-      "--repl-diskless-sync-delay", "0",       "--loglevel",
-      "notice"};
+  std::vector<std::string> argv = {"redis-server",
+                                   "--port",
+                                   std::to_string(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--dir",
+                                   dir_.path().string(),
+                                   "--save",
+                                   "",
+                                   "--daemonize",
+                                   "no",
+                                   "--logfile",
+                                   "",
+                                   "--protected-mode",
+                                   "no",
+                                   "--repl-diskless-sync-delay",
+                                   "0",
+                                   "--loglevel",
+                                   "notice"};
   if (options_.persistence) {
     argv.insert(argv.end(), {"--appendonly", "yes", "--appendfsync", "always"});
   } else {
@@ -77,8 +88,8 @@ void RedisServer::start() {
   }
   if (options_.debug_commands) argv.insert(argv.end(), {"--enable-debug-command", "local"});
   if (options_.replica_of)
-    argv.insert(argv.end(),
-                {"--replicaof", options_.replica_of->host, std::to_string(options_.replica_of->port)});
+    argv.insert(argv.end(), {"--replicaof", options_.replica_of->host,
+                             std::to_string(options_.replica_of->port)});
   if (options_.announce)
     argv.insert(argv.end(), {"--replica-announce-ip", options_.announce->host,
                              "--replica-announce-port", std::to_string(options_.announce->port)});
@@ -98,14 +109,16 @@ void RedisServer::start() {
       if (why.find("Address already in use") != std::string::npos ||
           why.find("Failed listening on port") != std::string::npos)
         throw std::runtime_error(options_.name + ": port " + std::to_string(port_) + " is in use");
-      throw std::runtime_error(options_.name + " exited at start: " + (why.empty() ? "no log" : why));
+      throw std::runtime_error(options_.name +
+                               " exited at start: " + (why.empty() ? "no log" : why));
     }
     try {
       // Ask for the pid too: another server already on this port would answer PING.
       HiredisConnection probe(endpoint(), probe_options);
       Reply info = probe.command({"INFO", "server"});
       if (info.type == Reply::Type::String) {
-        if (info.str.find("process_id:" + std::to_string(process_->pid()) + "\r") != std::string::npos) {
+        if (info.str.find("process_id:" + std::to_string(process_->pid()) + "\r") !=
+            std::string::npos) {
           // Ready means done loading the AOF too: until then commands fail with LOADING.
           Reply persistence = probe.command({"INFO", "persistence"});
           if (persistence.str.find("loading:0") != std::string::npos) return;

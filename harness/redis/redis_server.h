@@ -19,15 +19,15 @@
 namespace locklab {
 
 struct RedisServerOptions {
-  int port = 0;                           // 0 = pick a free loopback port
-  bool persistence = false;               // AOF with appendfsync always; otherwise none at all
-  bool debug_commands = true;             // --enable-debug-command local (DEBUG SLEEP)
-  std::optional<Endpoint> replica_of;     // start as a replica of this endpoint
-  std::optional<Endpoint> announce;       // replica-announce-ip/port (replication through a proxy)
-  std::vector<std::string> extra_args;    // more "--name value" pairs
-  std::map<std::string, std::string> env; // e.g. LD_PRELOAD of the clock shim
+  int port = 0;                            // 0 = pick a free loopback port
+  bool persistence = false;                // AOF with appendfsync always; otherwise none at all
+  bool debug_commands = true;              // --enable-debug-command local (DEBUG SLEEP)
+  std::optional<Endpoint> replica_of;      // start as a replica of this endpoint
+  std::optional<Endpoint> announce;        // replica-announce-ip/port (replication through a proxy)
+  std::vector<std::string> extra_args;     // more "--name value" pairs
+  std::map<std::string, std::string> env;  // e.g. LD_PRELOAD of the clock shim
   std::chrono::milliseconds start_timeout{5000};
-  std::string name = "redis";             // for messages and the temp dir
+  std::string name = "redis";  // for messages and the temp dir
 };
 
 class RedisServer {

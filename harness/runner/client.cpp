@@ -154,8 +154,9 @@ void Client::release(const std::string& lock, const Lease& lease, std::string_vi
   if (!value.empty()) e.value = value;
   if (type != Type::Ok && !released.error.empty()) e.error = released.error;
   log_.append(std::move(e));
-  ++(type == Type::Ok ? stats_.releases_ok
-                      : type == Type::Fail ? stats_.releases_refused : stats_.releases_unknown);
+  ++(type == Type::Ok     ? stats_.releases_ok
+     : type == Type::Fail ? stats_.releases_refused
+                          : stats_.releases_unknown);
   step(after);
 }
 

@@ -62,7 +62,8 @@ class Client {
   void crash() { crash_requested_ = true; }
 
  private:
-  void one_operation(const Workload& workload, ProtectedResource& resource, const std::string& lock);
+  void one_operation(const Workload& workload, ProtectedResource& resource,
+                     const std::string& lock);
   // One acquire, recorded, with step `before` ahead of it and `after` once it
   // succeeded; the lease, or nullopt when it was not acquired (or unknown).
   std::optional<Lease> acquire(const Workload& workload, const std::string& lock,

@@ -13,8 +13,10 @@ ClusterShape shape_for(const std::string& algorithm, const Topology& topology) {
   shape.persistence = topology.persistence;
   for (const auto& info : algorithms()) {
     if (info.id != algorithm) continue;
-    if (info.multi_node) shape.masters = topology.nodes >= 3 ? topology.nodes : 5;
-    else shape.masters = 1;
+    if (info.multi_node)
+      shape.masters = topology.nodes >= 3 ? topology.nodes : 5;
+    else
+      shape.masters = 1;
     if (info.needs_replica && shape.replicas == 0) shape.replicas = 1;
   }
   return shape;
@@ -36,8 +38,10 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
   for (int r = 0; r < shape.replicas; ++r) {
     // The replica's port is needed for its announce address before it starts.
     int port = free_loopback_port();
-    replication_links_.push_back(std::make_unique<FaultProxy>(servers_[0]->endpoint(), seed + 7 * r));
-    RedisServerOptions options = options_for(shape.masters + r, "node0-replica" + std::to_string(r));
+    replication_links_.push_back(
+        std::make_unique<FaultProxy>(servers_[0]->endpoint(), seed + 7 * r));
+    RedisServerOptions options =
+        options_for(shape.masters + r, "node0-replica" + std::to_string(r));
     options.port = port;
     options.replica_of = replication_links_.back()->endpoint();
     options.announce = Endpoint{"127.0.0.1", port};
@@ -55,8 +59,8 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
   for (int c = 0; c < clients; ++c) {
     links_.emplace_back();
     for (int s = 0; s < total; ++s)
-      links_.back().push_back(
-          std::make_unique<FaultProxy>(servers_[s]->endpoint(), seed * 131 + uint64_t(c * total + s)));
+      links_.back().push_back(std::make_unique<FaultProxy>(servers_[s]->endpoint(),
+                                                           seed * 131 + uint64_t(c * total + s)));
     if (shape.replicas > 0)
       node0_relays_.push_back(std::make_unique<FaultProxy>(links_.back()[0]->endpoint()));
   }

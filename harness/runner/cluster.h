@@ -73,7 +73,7 @@ class Cluster {
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<FaultProxy>> replication_links_;
   std::vector<std::vector<std::unique_ptr<FaultProxy>>> links_;  // [client][server]
-  std::vector<std::unique_ptr<FaultProxy>> node0_relays_;          // [client], with replicas
+  std::vector<std::unique_ptr<FaultProxy>> node0_relays_;        // [client], with replicas
   std::unique_ptr<SentinelGroup> sentinels_;
   std::mutex mu_;
   size_t node0_server_ = 0;

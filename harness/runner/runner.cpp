@@ -72,10 +72,10 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
   if (external && external->like) run["like"] = *external->like;
   try {
     std::filesystem::create_directories(out_dir / algorithm);
-    ClusterShape shape = adapter ? ClusterShape{scenario.topology.nodes, scenario.topology.replicas,
-                                                scenario.topology.sentinels,
-                                                scenario.topology.persistence}
-                                 : shape_for(algorithm, scenario.topology);
+    ClusterShape shape =
+        adapter ? ClusterShape{scenario.topology.nodes, scenario.topology.replicas,
+                               scenario.topology.sentinels, scenario.topology.persistence}
+                : shape_for(algorithm, scenario.topology);
     shape.server_clocks = needs_server_clocks(scenario.faults);
     Cluster cluster(shape, scenario.clients, seed);
     history::Recorder recorder;
@@ -90,9 +90,9 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
     // An adapter runs in its own process: client clock faults reach it
     // through the clock shim, one clock per client.
     std::vector<std::unique_ptr<ServerClock>> adapter_clocks;
-    bool skews_clients = std::any_of(scenario.faults.begin(), scenario.faults.end(), [](const Fault& f) {
-      return f.kind == "clock-jump" || f.kind == "clock-rate";
-    });
+    bool skews_clients = std::any_of(
+        scenario.faults.begin(), scenario.faults.end(),
+        [](const Fault& f) { return f.kind == "clock-jump" || f.kind == "clock-rate"; });
     std::vector<std::unique_ptr<Client>> clients;
     for (int i = 0; i < scenario.clients; ++i) {
       if (adapter && skews_clients) adapter_clocks.push_back(std::make_unique<ServerClock>());
@@ -104,7 +104,9 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
         if (it == scenario.workload.params.end()) return std::nullopt;
         return it->second;
       };
-      context.endpoint = [&cluster, i](size_t node) { return cluster.stable_endpoint(size_t(i), node); };
+      context.endpoint = [&cluster, i](size_t node) {
+        return cluster.stable_endpoint(size_t(i), node);
+      };
       context.connect = [&cluster, i](size_t node) -> std::unique_ptr<Connection> {
         ConnectionOptions options{std::chrono::milliseconds(500), std::chrono::milliseconds(1000)};
         // Resolved again at every reconnect, so clients follow a failover.
@@ -137,7 +139,8 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
     const int64_t deadline = monotonic_ns() + scenario.duration_ms * 1'000'000;
     std::vector<std::thread> threads;
     for (auto& client : clients)
-      threads.emplace_back([&, c = client.get()] { c->run(scenario.workload, resource, deadline, stop); });
+      threads.emplace_back(
+          [&, c = client.get()] { c->run(scenario.workload, resource, deadline, stop); });
     for (auto& t : threads) t.join();
     nemesis.stop();
     nemesis_ptr = nullptr;

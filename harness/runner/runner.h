@@ -4,11 +4,10 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "adapter_process.h"
 #include "scenario.h"
@@ -46,8 +45,8 @@ nlohmann::json run_scenario(const Scenario& scenario, const RunOptions& options)
 
 // One algorithm's run, as it appears in results.json's "runs" array. With
 // `external`, the lock is that adapter program and `algorithm` only names it.
-nlohmann::json run_algorithm(const Scenario& scenario, const std::string& algorithm,
-                             uint64_t seed, const std::filesystem::path& out_dir,
+nlohmann::json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
+                             const std::filesystem::path& out_dir,
                              const ExternalLock* external = nullptr);
 
 // The exit status the results call for: 0 every expectation met, 1 some

@@ -94,7 +94,9 @@ Expectation parse_expectation(const json& value, const std::string& path,
   e.absent = f.strings("absent", {});
   for (const auto* list : {&e.kinds, &e.absent})
     for (const auto& k : *list)
-      if (!kKinds.count(k)) f.fail(f.name(list == &e.kinds ? "kinds" : "absent"), "has an unknown violation kind \"" + k + "\"");
+      if (!kKinds.count(k))
+        f.fail(f.name(list == &e.kinds ? "kinds" : "absent"),
+               "has an unknown violation kind \"" + k + "\"");
   if (e.verdict == "safe" && !e.kinds.empty())
     f.fail(f.name("kinds"), "lists kinds that must be found, but the verdict is \"safe\"");
   f.string("why", "");  // free text for readers of the scenario
@@ -111,8 +113,8 @@ void check_algorithm(const std::string& id, const std::string& field, const Fiel
 }
 
 const std::set<std::string> kClientFaults = {"pause", "crash-client", "clock-jump", "clock-rate"};
-const std::set<std::string> kServerFaults = {"server-clock-jump", "server-clock-rate", "sigstop-node",
-                                             "debug-sleep", "crash-node"};
+const std::set<std::string> kServerFaults = {"server-clock-jump", "server-clock-rate",
+                                             "sigstop-node", "debug-sleep", "crash-node"};
 const std::set<std::string> kLinkFaults = {"partition", "delay", "cut"};
 const std::set<std::string> kOtherFaults = {"cut-replication", "failover"};
 
@@ -138,7 +140,8 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
     std::string known;
     for (const auto* set : {&kClientFaults, &kServerFaults, &kLinkFaults, &kOtherFaults})
       for (const auto& k : *set) known += (known.empty() ? "" : ", ") + k;
-    f.fail(f.name("kind"), "must be one of " + known + (fault.kind.empty() ? "" : ", got \"" + fault.kind + "\""));
+    f.fail(f.name("kind"),
+           "must be one of " + known + (fault.kind.empty() ? "" : ", got \"" + fault.kind + "\""));
   }
   if (f.get("at_ms")) fault.at_ms = f.integer("at_ms", 0, 0, kMaxMs);
   if (const json* when = f.get("when")) {
@@ -148,7 +151,8 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
     trigger.step = w.string("step", "");
     trigger.nth = int(w.integer("nth", 1, 1, 1'000'000));
     w.done();
-    if (auto e = client_name_error(trigger.client, s.clients); !e.empty()) w.fail(w.name("client"), e);
+    if (auto e = client_name_error(trigger.client, s.clients); !e.empty())
+      w.fail(w.name("client"), e);
     if (trigger.step.empty()) w.fail(w.name("step"), "must name a client step (e.g. \"acquired\")");
     fault.when = trigger;
   }
@@ -177,7 +181,8 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
   fault.how = f.string("how", "blackhole");
   if (fault.how != "blackhole" && fault.how != "reject")
     f.fail(f.name("how"), "must be \"blackhole\" or \"reject\"");
-  if (f.get("restart_after_ms")) fault.restart_after_ms = f.integer("restart_after_ms", 0, 0, kMaxMs);
+  if (f.get("restart_after_ms"))
+    fault.restart_after_ms = f.integer("restart_after_ms", 0, 0, kMaxMs);
   fault.mode = f.string("mode", "sentinel");
   if (fault.mode != "sentinel" && fault.mode != "manual")
     f.fail(f.name("mode"), "must be \"sentinel\" or \"manual\"");
@@ -186,7 +191,8 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
   bool needs_duration = fault.kind == "pause" || fault.kind == "sigstop-node" ||
                         fault.kind == "debug-sleep" || fault.kind == "clock-rate" ||
                         fault.kind == "server-clock-rate";
-  if (needs_duration && !fault.duration_ms) f.fail(f.name("duration_ms"), "is required for " + fault.kind);
+  if (needs_duration && !fault.duration_ms)
+    f.fail(f.name("duration_ms"), "is required for " + fault.kind);
   if (fault.kind == "failover" && s.topology.replicas == 0)
     f.fail(f.name("kind"), "failover needs topology.replicas >= 1");
   if (fault.kind == "failover" && fault.mode == "sentinel" && s.topology.sentinels == 0)

@@ -8,11 +8,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "fault.h"
 
@@ -25,9 +24,9 @@ struct Expectation {
 };
 
 struct Topology {
-  int nodes = 1;          // independent masters (Redlock uses them all; others use node 0)
-  int replicas = 0;       // replicas of node 0
-  int sentinels = 0;      // redis-sentinel processes watching node 0 (0 or 3)
+  int nodes = 1;      // independent masters (Redlock uses them all; others use node 0)
+  int replicas = 0;   // replicas of node 0
+  int sentinels = 0;  // redis-sentinel processes watching node 0 (0 or 3)
   bool persistence = false;
 };
 
@@ -35,11 +34,12 @@ struct Workload {
   std::vector<std::string> locks = {"lock"};
   int64_t ttl_ms = 2000;
   int64_t wait_ms = 1000;
-  int64_t work_ms = 5;             // time inside the critical section, between read and write
-  int64_t think_ms = 2;            // pause between a release and the next acquire (max, random)
-  int64_t ops_per_client = 1000;   // acquire attempts per client (upper bound)
-  bool fencing = false;            // the protected store rejects writes with a lower token
-  bool stop_on_renewal_failure = false;  // clients give up (record `lost`) when a watchdog renewal fails
+  int64_t work_ms = 5;            // time inside the critical section, between read and write
+  int64_t think_ms = 2;           // pause between a release and the next acquire (max, random)
+  int64_t ops_per_client = 1000;  // acquire attempts per client (upper bound)
+  bool fencing = false;           // the protected store rejects writes with a lower token
+  bool stop_on_renewal_failure =
+      false;  // clients give up (record `lost`) when a watchdog renewal fails
   // Levels a client takes a re-entrant lock at in one operation: it acquires
   // the lock `reentry` times, gives back the inner levels, then works at the
   // outer one. Locks that do not nest take it once.
@@ -56,10 +56,10 @@ struct Scenario {
   Workload workload;
   int64_t duration_ms = 3000;
   uint64_t seed = 1;
-  std::vector<std::string> algorithms;                // ids to run, in order
-  Expectation default_expectation;                   // for algorithms without their own
-  std::map<std::string, Expectation> expectations;   // per algorithm id
-  std::vector<Fault> faults;                         // the nemesis's schedule
+  std::vector<std::string> algorithms;              // ids to run, in order
+  Expectation default_expectation;                  // for algorithms without their own
+  std::map<std::string, Expectation> expectations;  // per algorithm id
+  std::vector<Fault> faults;                        // the nemesis's schedule
 
   const Expectation& expectation_for(const std::string& algorithm) const;
 };

@@ -13,7 +13,7 @@ packages=(
   libhiredis-dev nlohmann-json3-dev libgtest-dev librapidcheck-dev libcli11-dev
   libsimdjson-dev libbenchmark-dev
   redis-server redis-sentinel redis-tools
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   python3 python3-redis
 )
 

@@ -59,8 +59,7 @@ void check_algorithm_ids(const std::vector<std::string>& ids, const std::string&
     bool known = false;
     for (const auto& a : algorithms()) known = known || a.id == id;
     if (!known)
-      throw std::invalid_argument(option + ": unknown algorithm '" + id +
-                                  "' (see `locklab list`)");
+      throw std::invalid_argument(option + ": unknown algorithm '" + id + "' (see `locklab list`)");
   }
 }
 

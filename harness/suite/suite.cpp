@@ -109,9 +109,9 @@ class Execution {
         run = run_cell_(scenario, cell.algorithm, cell.seed, run_dir);
       } catch (const std::exception& e) {
         run = {{"algorithm", cell.algorithm},
-               {"expected", expectation_json(expectation_of(
-                                   scenario, cell.algorithm,
-                                   options_.external ? &*options_.external : nullptr))},
+               {"expected",
+                expectation_json(expectation_of(
+                    scenario, cell.algorithm, options_.external ? &*options_.external : nullptr))},
                {"seed", cell.seed},
                {"verdict", "unknown"},
                {"expectation_met", false},

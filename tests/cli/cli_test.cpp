@@ -1,12 +1,11 @@
 // End to end: the locklab executable as a user runs it.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "temp_dir.h"
 
@@ -29,8 +28,9 @@ std::string slurp(const std::filesystem::path& p) {
 
 Outcome locklab(const std::string& args) {
   TempDir dir("locklab-cli");
-  std::string command = std::string(LOCKLAB_PATH) + " " + args + " >" + (dir.path() / "out").string() +
-                        " 2>" + (dir.path() / "err").string() + " </dev/null";
+  std::string command = std::string(LOCKLAB_PATH) + " " + args + " >" +
+                        (dir.path() / "out").string() + " 2>" + (dir.path() / "err").string() +
+                        " </dev/null";
   int raw = std::system(command.c_str());
   Outcome o;
   o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -147,7 +147,8 @@ namespace {
 TEST(Cli, TheExampleAdapterRunsAScenarioInPlaceOfTheBuiltInLocks) {
   TempDir out("locklab-adapter");
   Outcome o = locklab("run " + scenario_path("smoke.json") + " --out " + out.path().string() +
-                      " --adapter '/usr/bin/python3 " + SOURCE_DIR + "/examples/adapters/redis_py_lock.py'");
+                      " --adapter '/usr/bin/python3 " + SOURCE_DIR +
+                      "/examples/adapters/redis_py_lock.py'");
   ASSERT_EQ(o.status, 0) << o.err;
   json results = json::parse(slurp(out.path() / "results.json"));
   ASSERT_EQ(results["runs"].size(), 1u);
@@ -177,8 +178,8 @@ TEST(Cli, AnAdapterThatPrintsGarbageIsAClearErrorNotAHang) {
   auto script = dir.path() / "garbage.sh";
   std::ofstream(script) << "#!/bin/sh\necho 'this is not json'\nsleep 60\n";
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  Outcome o = locklab("run " + scenario_path("smoke.json") + " --out " + (dir.path() / "out").string() +
-                      " --adapter " + script.string());
+  Outcome o = locklab("run " + scenario_path("smoke.json") + " --out " +
+                      (dir.path() / "out").string() + " --adapter " + script.string());
   EXPECT_EQ(o.status, 2) << o.err;
   EXPECT_NE(o.err.find("not json"), std::string::npos) << o.err;
 }

@@ -85,7 +85,8 @@ struct Release : Command {
     RC_ASSERT(result.outcome == (before.holder == owner ? Outcome::Done : Outcome::Refused));
     Model after = before;
     apply(after);
-    if (result.outcome == Outcome::Done) RC_ASSERT(result.remaining == std::optional<int>(after.depth));
+    if (result.outcome == Outcome::Done)
+      RC_ASSERT(result.remaining == std::optional<int>(after.depth));
     expect_redis_matches(after, system);
   }
 

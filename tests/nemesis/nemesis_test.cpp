@@ -1,12 +1,11 @@
 // Faults inside real runs: each test runs a small scenario against real
 // servers and reads the effect off the history the run wrote.
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "runner.h"
 #include "scenario.h"
@@ -21,13 +20,16 @@ struct RunRecord {
   json result;
   std::vector<json> history;
 
-  std::vector<json> events(const std::string& process, const std::string& f, const std::string& type) const {
+  std::vector<json> events(const std::string& process, const std::string& f,
+                           const std::string& type) const {
     std::vector<json> out;
     for (const auto& e : history)
       if (e["process"] == process && e["f"] == f && e["type"] == type) out.push_back(e);
     return out;
   }
-  int64_t count(const std::string& kind) const { return result["check"]["counts"].value(kind, int64_t(0)); }
+  int64_t count(const std::string& kind) const {
+    return result["check"]["counts"].value(kind, int64_t(0));
+  }
 };
 
 RunRecord run(const std::string& scenario_json, const std::string& algorithm) {
@@ -66,7 +68,7 @@ TEST(Nemesis, APausedRedissonClientLosesTheLockAndResumesBelievingItHoldsIt) {
   RunRecord r = run(R"({"clients": 2, "algorithms": ["redisson-hash"], "duration_ms": 3000,
                  "workload": {"locks": ["L"], "ttl_ms": 600, "wait_ms": 2000, "work_ms": 5},
                  "faults": [{"kind": "pause", "when": {"client": "c1", "step": "acquired"}, "duration_ms": 2000}]})",
-              "redisson-hash");
+                    "redisson-hash");
   auto pause = r.events("nemesis", "pause", "info");
   ASSERT_EQ(pause.size(), 2u);
   int64_t start = pause[0]["time_ns"], end = pause[1]["time_ns"];
@@ -87,12 +89,13 @@ TEST(Nemesis, ClientCrashBetweenSetnxAndExpireBlocksTheLockForever) {
   RunRecord r = run(R"({"clients": 2, "algorithms": ["setnx-expire"], "duration_ms": 2500,
                  "workload": {"locks": ["L"], "ttl_ms": 500, "wait_ms": 300, "work_ms": 5},
                  "faults": [{"kind": "crash-client", "when": {"client": "c1", "step": "after-setnx"}}]})",
-              "setnx-expire");
+                    "setnx-expire");
   auto crash = r.events("nemesis", "crash-client", "info");
   ASSERT_EQ(crash.size(), 1u);
   EXPECT_TRUE(r.events("c1", "acquire", "ok").empty()) << "c1 died inside its acquire";
   for (const auto& e : r.events("c2", "acquire", "ok"))
-    EXPECT_LT(e["time_ns"].get<int64_t>(), crash[0]["time_ns"].get<int64_t>()) << "the key expired after all";
+    EXPECT_LT(e["time_ns"].get<int64_t>(), crash[0]["time_ns"].get<int64_t>())
+        << "the key expired after all";
   EXPECT_GE(r.events("c2", "acquire", "fail").size(), 3u);
   EXPECT_GT(r.count("liveness"), 0);
 }
@@ -103,7 +106,7 @@ TEST(Nemesis, ServerClockJumpExpiresTheKeyUnderItsHolder) {
                  "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 200},
                             {"kind": "server-clock-jump", "when": {"client": "c1", "step": "acquired"},
                              "nodes": [0], "delta_ms": 60000}]})",
-              "set-nx-px");
+                    "set-nx-px");
   ASSERT_EQ(r.events("nemesis", "server-clock-jump", "info").size(), 1u);
   EXPECT_GT(r.count("mutual-exclusion"), 0) << "a 60 s jump did not expire a 5 s key";
 }
@@ -112,7 +115,7 @@ TEST(Nemesis, BlackholedLinkTimesOutAndHeals) {
   RunRecord r = run(R"({"clients": 1, "algorithms": ["set-nx-px"], "duration_ms": 3500,
                  "workload": {"locks": ["L"], "ttl_ms": 2000, "wait_ms": 200, "work_ms": 5, "think_ms": 5},
                  "faults": [{"kind": "partition", "at_ms": 500, "duration_ms": 1500}]})",
-              "set-nx-px");
+                    "set-nx-px");
   auto partition = r.events("nemesis", "partition", "info");
   ASSERT_EQ(partition.size(), 2u);
   int64_t start = partition[0]["time_ns"], end = partition[1]["time_ns"];
@@ -134,24 +137,28 @@ TEST(Nemesis, ManualFailoverAfterACutReplicationLinkGrantsTheLockTwice) {
                  "faults": [{"kind": "cut-replication", "at_ms": 0},
                             {"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 200},
                             {"kind": "failover", "mode": "manual", "when": {"client": "c1", "step": "acquired"}}]})",
-              "set-nx-px");
+                    "set-nx-px");
   ASSERT_EQ(r.events("nemesis", "failover", "info").size(), 1u);
   EXPECT_GT(r.count("mutual-exclusion"), 0) << "the promoted replica knew the key";
 }
 
 TEST(Nemesis, ReentrantClientsNestAndReportTheDepthLeft) {
-  const char* scenario = R"({"clients": 2, "duration_ms": 400, "algorithms": ["redisson-hash", "set-nx-px"],
+  const char* scenario =
+      R"({"clients": 2, "duration_ms": 400, "algorithms": ["redisson-hash", "set-nx-px"],
                  "workload": {"locks": ["L"], "ttl_ms": 2000, "work_ms": 2, "reentry": 3}})";
   RunRecord nested = run(scenario, "redisson-hash");
   std::vector<int64_t> depths, left;
-  for (const auto& e : nested.events("c1", "acquire", "ok")) depths.push_back(e["value"]["reentry"]);
-  for (const auto& e : nested.events("c1", "release", "ok")) left.push_back(e["value"]["remaining"]);
+  for (const auto& e : nested.events("c1", "acquire", "ok"))
+    depths.push_back(e["value"]["reentry"]);
+  for (const auto& e : nested.events("c1", "release", "ok"))
+    left.push_back(e["value"]["remaining"]);
   ASSERT_GE(depths.size(), 6u);
   EXPECT_EQ(std::vector<int64_t>(depths.begin(), depths.begin() + 6),
             std::vector<int64_t>({1, 2, 3, 1, 2, 3}));
   ASSERT_GE(left.size(), 6u);
   EXPECT_EQ(std::vector<int64_t>(left.begin(), left.begin() + 6),
-            std::vector<int64_t>({2, 1, 0, 2, 1, 0})) << "inner levels first, the outer one last";
+            std::vector<int64_t>({2, 1, 0, 2, 1, 0}))
+      << "inner levels first, the outer one last";
   EXPECT_EQ(nested.count("reentrancy"), 0);
   EXPECT_EQ(nested.result["verdict"], "safe");
 
@@ -169,7 +176,7 @@ TEST(Nemesis, ReentryCountLostInAFailoverReleasesTheLockTooEarly) {
                  "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 300},
                             {"kind": "cut-replication", "when": {"client": "c1", "step": "before-reacquire"}},
                             {"kind": "failover", "mode": "manual", "when": {"client": "c1", "step": "reacquired"}}]})",
-              "redisson-hash");
+                    "redisson-hash");
   auto released = r.events("c1", "release", "ok");
   ASSERT_FALSE(released.empty());
   EXPECT_EQ(released[0]["value"]["remaining"], 0) << "the promoted replica knew only level 1";
@@ -178,8 +185,10 @@ TEST(Nemesis, ReentryCountLostInAFailoverReleasesTheLockTooEarly) {
 }
 
 TEST(Nemesis, ABadFaultTargetIsAClearError) {
-  Scenario scenario = parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "duration_ms": 100,
-      "faults": [{"kind": "sigstop-node", "at_ms": 0, "nodes": [3], "duration_ms": 10}]})"), "bad.json");
+  Scenario scenario =
+      parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "duration_ms": 100,
+      "faults": [{"kind": "sigstop-node", "at_ms": 0, "nodes": [3], "duration_ms": 10}]})"),
+                     "bad.json");
   TempDir out;
   json result = run_algorithm(scenario, "set-nx-px", 1, out.path());
   ASSERT_TRUE(result["error"].is_string());

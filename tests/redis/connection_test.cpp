@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "hiredis_connection.h"
 #include "redis_server.h"

@@ -1,3 +1,6 @@
+#include "redis_server.h"
+
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -7,10 +10,7 @@
 #include <string>
 #include <thread>
 
-#include <gtest/gtest.h>
-
 #include "hiredis_connection.h"
-#include "redis_server.h"
 
 namespace locklab {
 namespace {

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "resource.h"
+
+#include <gtest/gtest.h>
 
 namespace locklab {
 namespace {
@@ -13,7 +13,8 @@ TEST(ProtectedResource, FencingRejectsALowerTokenAndKeepsTheValue) {
   EXPECT_NE(stale.reason.find("33 < 34"), std::string::npos);
   EXPECT_EQ(store.read("L"), 1);
   EXPECT_TRUE(store.write("L", 2, 34).accepted) << "an equal token is the same holder";
-  EXPECT_TRUE(store.write("L", 3, std::nullopt).accepted) << "writes without a token are not fenced";
+  EXPECT_TRUE(store.write("L", 3, std::nullopt).accepted)
+      << "writes without a token are not fenced";
 }
 
 TEST(ProtectedResource, WithoutFencingEveryWriteLands) {
