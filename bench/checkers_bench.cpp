@@ -23,7 +23,9 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -132,8 +134,11 @@ struct Timing {
 // Runs `work` once per benchmark iteration and reports items per second by
 // both clocks ("per_s_cpu" is the single-core figure: it ignores time spent
 // waiting for a core on a busy machine).
+// Events (or lines) per CPU second of each benchmark that ran, by name.
+std::map<std::string, double> g_rates;
+
 template <class Work>
-Timing measure(benchmark::State& state, Work work) {
+Timing measure(benchmark::State& state, const std::string& name, Work work) {
   Timing total;
   int64_t items = 0;
   for (auto _ : state) {
@@ -145,6 +150,7 @@ Timing measure(benchmark::State& state, Work work) {
   state.counters["items"] = double(items);
   state.counters["per_s_wall"] = double(items) / total.wall;
   state.counters["per_s_cpu"] = double(items) / total.cpu;
+  g_rates[name] = double(items) / total.cpu;
   return total;
 }
 
@@ -181,7 +187,7 @@ class Lines {
 // --- Benchmarks ----------------------------------------------------------------------
 
 void check_file(benchmark::State& state) {
-  measure(state, [] {
+  measure(state, "check_file", [] {
     g_results = locklab::checkers::check_file(g_history);
     return g_results.counts.at("events");
   });
@@ -189,7 +195,7 @@ void check_file(benchmark::State& state) {
 }
 
 void view_reader(benchmark::State& state) {
-  measure(state, [] {
+  measure(state, "view_reader", [] {
     locklab::history::ViewReader reader(g_history);
     int64_t n = 0;
     while (reader.next()) ++n;
@@ -198,7 +204,7 @@ void view_reader(benchmark::State& state) {
 }
 
 void event_reader(benchmark::State& state) {
-  measure(state, [] {
+  measure(state, "event_reader", [] {
     locklab::history::EventReader reader(g_history);
     locklab::history::Event e;
     int64_t n = 0;
@@ -208,7 +214,7 @@ void event_reader(benchmark::State& state) {
 }
 
 void parse_nlohmann_dom(benchmark::State& state) {
-  measure(state, [] {
+  measure(state, "parse: nlohmann DOM", [] {
     Lines lines(g_history);
     std::string_view line;
     int64_t n = 0, sum = 0;
@@ -268,7 +274,7 @@ bool read_all(simdjson::ondemand::value value, int64_t& sum) {
 }
 
 void parse_simdjson_on_demand(benchmark::State& state) {
-  measure(state, [] {
+  measure(state, "parse: simdjson On-Demand", [] {
     simdjson::ondemand::parser parser;
     Lines lines(g_history);
     std::string_view line;
@@ -289,7 +295,7 @@ void parse_simdjson_on_demand(benchmark::State& state) {
 
 // The DOM parser checks the whole line before it returns.
 void parse_simdjson_dom(benchmark::State& state) {
-  measure(state, [] {
+  measure(state, "parse: simdjson DOM", [] {
     simdjson::dom::parser parser;
     Lines lines(g_history);
     std::string_view line;
@@ -365,5 +371,18 @@ int main(int argc, char** argv) {
               << "Target: " << kTargetPerSecond << " events/s end to end on one core; see "
               << "per_s_cpu (and per_s_wall) of \"check_file (end to end)\" above.\n";
   }
+  // Ratios against baselines measured in this run, on this machine: they
+  // travel between machines better than the absolute rates do.
+  auto rate = [](const std::string& prefix) {
+    for (const auto& [name, per_s] : g_rates)
+      if (name.rfind(prefix, 0) == 0) return per_s;
+    return 0.0;
+  };
+  const double end_to_end = rate("check_file");
+  std::cout << std::fixed << std::setprecision(2);
+  for (const char* baseline : {"parse: simdjson DOM", "parse: nlohmann DOM"})
+    if (end_to_end > 0 && rate(baseline) > 0)
+      std::cout << "check_file end to end / " << baseline
+                << " alone: " << end_to_end / rate(baseline) << "\n";
   return 0;
 }
