@@ -17,10 +17,19 @@ const char* to_string(Type type) {
 }
 
 std::optional<Type> parse_type(std::string_view text) {
-  if (text == "invoke") return Type::Invoke;
-  if (text == "ok") return Type::Ok;
-  if (text == "fail") return Type::Fail;
-  if (text == "info") return Type::Info;
+  // Every line has a type: by length first, then one comparison.
+  switch (text.size()) {
+    case 2:
+      if (text == "ok") return Type::Ok;
+      break;
+    case 4:
+      if (text == "fail") return Type::Fail;
+      if (text == "info") return Type::Info;
+      break;
+    case 6:
+      if (text == "invoke") return Type::Invoke;
+      break;
+  }
   return std::nullopt;
 }
 

@@ -26,6 +26,14 @@ constexpr size_t kPadding = 64;
 // Deeper JSON is refused: it is never a history, and parsing it costs stack.
 constexpr int kMaxDepth = 512;
 
+// `text` == the literal `name`. The length is a constant, so the comparison
+// compiles to a few integer compares instead of a call (this is per field of
+// every line).
+template <size_t N>
+bool equals(std::string_view text, const char (&name)[N]) {
+  return text.size() == N - 1 && std::memcmp(text.data(), name, N - 1) == 0;
+}
+
 // What is wrong with one line, before the reader adds "<file>:<line>: ".
 struct LineError {
   std::string message;
@@ -117,9 +125,9 @@ constexpr ValueField kReleaseFields[] = {{"deleted", &EventView::deleted},
                                          {"remaining", &EventView::remaining}};
 
 std::span<const ValueField> value_fields(std::string_view f) {
-  if (f == "acquire") return kAcquireFields;
-  if (f == "write") return kWriteFields;
-  if (f == "release") return kReleaseFields;
+  if (equals(f, "acquire")) return kAcquireFields;
+  if (equals(f, "write")) return kWriteFields;
+  if (equals(f, "release")) return kReleaseFields;
   return {};
 }
 
@@ -130,7 +138,7 @@ void clear_value_fields(EventView& view) {
 }
 
 bool is_crash_client(std::string_view process, std::string_view f) {
-  return process == "nemesis" && f == "crash-client";
+  return equals(process, "nemesis") && equals(f, "crash-client");
 }
 
 const char* kTargetsRule =
@@ -404,49 +412,34 @@ class FastParser {
 
   // One candidate by length and first letter, then one comparison.
   static Field field_of(std::string_view key) {
-    using namespace std::literals;
-    std::string_view name;
-    Field field = Field::Unknown;
     switch (key.size() * 256 + (key.empty() ? 0 : uint8_t(key[0]))) {
       case 1 * 256 + 'f':
         return Field::F;
       case 4 * 256 + 't':
-        name = "type"sv, field = Field::Type;
-        break;
+        return equals(key, "type") ? Field::Type : Field::Unknown;
       case 4 * 256 + 'l':
-        name = "lock"sv, field = Field::Lock;
-        break;
+        return equals(key, "lock") ? Field::Lock : Field::Unknown;
       case 4 * 256 + 'n':
-        name = "node"sv, field = Field::Node;
-        break;
+        return equals(key, "node") ? Field::Node : Field::Unknown;
       case 5 * 256 + 'i':
-        name = "index"sv, field = Field::Index;
-        break;
+        return equals(key, "index") ? Field::Index : Field::Unknown;
       case 5 * 256 + 'v':
-        name = "value"sv, field = Field::Value;
-        break;
+        return equals(key, "value") ? Field::Value : Field::Unknown;
       case 5 * 256 + 't':
-        name = "token"sv, field = Field::Token;
-        break;
+        return equals(key, "token") ? Field::Token : Field::Unknown;
       case 5 * 256 + 'o':
-        name = "owner"sv, field = Field::Owner;
-        break;
+        return equals(key, "owner") ? Field::Owner : Field::Unknown;
       case 5 * 256 + 'e':
-        name = "error"sv, field = Field::Error;
-        break;
+        return equals(key, "error") ? Field::Error : Field::Unknown;
       case 7 * 256 + 't':
-        name = "time_ns"sv, field = Field::Time;
-        break;
+        return equals(key, "time_ns") ? Field::Time : Field::Unknown;
       case 7 * 256 + 'p':
-        name = "process"sv, field = Field::Process;
-        break;
+        return equals(key, "process") ? Field::Process : Field::Unknown;
       case 14 * 256 + 'c':
-        name = "client_time_ns"sv, field = Field::ClientTime;
-        break;
+        return equals(key, "client_time_ns") ? Field::ClientTime : Field::Unknown;
       default:
         return Field::Unknown;
     }
-    return key == name ? field : Field::Unknown;
   }
 
   // The value fields of fill_view(), with the same rules (the last of
@@ -459,7 +452,8 @@ class FastParser {
     if (is_object && !fields.empty()) {
       for (auto [key, member] : object) {
         for (const auto& field : fields) {
-          if (key != field.name) continue;
+          if (key.size() != field.name.size() || key[0] != field.name[0] || key != field.name)
+            continue;
           int64_t number;
           if (member.is_null()) {
             view.*field.member = std::nullopt;
