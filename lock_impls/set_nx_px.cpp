@@ -6,11 +6,10 @@
 // Known weakness: the lease is a timeout. A client paused (GC, SIGSTOP) past
 // the TTL still believes it holds the lock while another client holds it; and
 // an asynchronous replica promoted before it received the key grants it again.
-// Below: one acquire attempt; the retry loop, release and extend are
-// SingleKeyLock's (single_key_lock.h).
+// The attempt (SingleKeyLock::set_nx_px), the retry loop, release and extend
+// are SingleKeyLock's (single_key_lock.h).
 #include "set_nx_px.h"
 
-#include "redis_lock_util.h"
 #include "single_key_lock.h"
 
 namespace locklab {
@@ -23,15 +22,7 @@ class SetNxPx final : public SingleKeyLock {
  private:
   Attempt attempt(const std::string& name, const std::string& owner, milliseconds ttl,
                   int64_t started_ns) override {
-    Reply reply;
-    try {
-      reply = redis_->command({"SET", name, owner, "NX", "PX", std::to_string(ttl.count())});
-    } catch (const RedisError& e) {
-      return {unknown_or_refused(e)};
-    }
-    if (reply.is_ok()) return acquired(owner, ttl, started_ns);
-    if (reply.is_error()) return {AcquireResult{Outcome::Refused, std::nullopt, reply.str}};
-    return {};
+    return set_nx_px(name, owner, ttl, started_ns);
   }
 };
 

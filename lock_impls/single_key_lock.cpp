@@ -28,6 +28,19 @@ ChangeResult SingleKeyLock::extend(const std::string& name, Lease& lease, millis
   return extend_owned_key(*redis_, *context_.clock, name, lease, ttl);
 }
 
+SingleKeyLock::Attempt SingleKeyLock::set_nx_px(const std::string& name, const std::string& owner,
+                                                milliseconds ttl, int64_t started_ns) {
+  Reply reply;
+  try {
+    reply = redis_->command({"SET", name, owner, "NX", "PX", std::to_string(ttl.count())});
+  } catch (const RedisError& e) {
+    return {unknown_or_refused(e)};
+  }
+  if (reply.is_ok()) return acquired(owner, ttl, started_ns);
+  if (reply.is_error()) return {AcquireResult{Outcome::Refused, std::nullopt, reply.str}};
+  return {};
+}
+
 SingleKeyLock::Attempt SingleKeyLock::acquired(const std::string& owner, milliseconds ttl,
                                                int64_t started_ns, std::optional<int64_t> token) {
   Lease lease{.owner = owner, .token = token, .validity = ttl, .acquired_at_ns = started_ns};

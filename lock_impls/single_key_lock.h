@@ -39,6 +39,11 @@ class SingleKeyLock : public Lock {
   virtual Attempt attempt(const std::string& name, const std::string& owner, milliseconds ttl,
                           int64_t started_ns) = 0;
 
+  // SET name owner NX PX ttl: the attempt of the Redis documentation's
+  // single-instance lock (set-nx-px), which wait-synced starts with.
+  Attempt set_nx_px(const std::string& name, const std::string& owner, milliseconds ttl,
+                    int64_t started_ns);
+
   // The Done result of a try that took the lock.
   static Attempt acquired(const std::string& owner, milliseconds ttl, int64_t started_ns,
                           std::optional<int64_t> token = std::nullopt);

@@ -22,7 +22,6 @@
 
 #include <algorithm>
 
-#include "redis_lock_util.h"
 #include "single_key_lock.h"
 
 namespace locklab {
@@ -38,14 +37,8 @@ class WaitSynced final : public SingleKeyLock {
  private:
   Attempt attempt(const std::string& name, const std::string& owner, milliseconds ttl,
                   int64_t started_ns) override {
-    Reply reply;
-    try {
-      reply = redis_->command({"SET", name, owner, "NX", "PX", std::to_string(ttl.count())});
-    } catch (const RedisError& e) {
-      return {unknown_or_refused(e)};
-    }
-    if (reply.is_error()) return {AcquireResult{Outcome::Refused, std::nullopt, reply.str}};
-    if (!reply.is_ok()) return {};
+    Attempt set = set_nx_px(name, owner, ttl, started_ns);
+    if (!set.result || set.result->outcome != Outcome::Done) return set;
     context_.step("after-set");
     std::string wait_error;
     long long acknowledged = 0;
@@ -57,7 +50,7 @@ class WaitSynced final : public SingleKeyLock {
     } catch (const RedisError& e) {
       wait_error = e.what();
     }
-    if (wait_error.empty() && acknowledged >= replicas_) return acquired(owner, ttl, started_ns);
+    if (wait_error.empty() && acknowledged >= replicas_) return set;
     std::string why_not = !wait_error.empty()
                               ? "WAIT: " + wait_error
                               : std::to_string(acknowledged) + " of " + std::to_string(replicas_) +
