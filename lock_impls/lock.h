@@ -112,6 +112,12 @@ class Lock {
   // True while a background renewal (watchdog) has failed since the last
   // acquire: the client may choose to stop working. Default: no watchdog.
   virtual bool renewal_failed(const std::string& /*name*/) { return false; }
+
+  // Every name this lock passes to LockContext::step inside its operations
+  // (beside the client's own workload steps), so that scenarios can fire a
+  // fault there and the lab can tell a step that is never reached from one
+  // that does not exist. Calling step() with a name not listed is a bug.
+  virtual std::vector<std::string> steps() const { return {}; }
 };
 
 // One line of `locklab list`.
@@ -122,6 +128,7 @@ struct AlgorithmInfo {
   bool fencing = false;
   bool multi_node = false;  // needs several independent masters (Redlock)
   bool needs_replica = false;
+  std::vector<std::string> steps;  // what Lock::steps() returns for it
 };
 
 // Every built-in algorithm, in a stable order.

@@ -49,6 +49,8 @@ class Redlock final : public Lock {
     for (size_t i = 0; i < context.node_count; ++i) instances_.push_back(context.connect(i));
   }
 
+  std::vector<std::string> steps() const override { return redlock_steps(); }
+
   AcquireResult acquire(const std::string& name, milliseconds ttl, milliseconds wait) override {
     Clock& clock = *context_.clock;
     const int64_t deadline = clock.now_ns() + nanoseconds_of(wait);
@@ -158,6 +160,11 @@ class Redlock final : public Lock {
 };
 
 }  // namespace
+
+const std::vector<std::string>& redlock_steps() {
+  static const std::vector<std::string> steps = {"after-send", "after-validity-check"};
+  return steps;
+}
 
 std::unique_ptr<Lock> make_redlock(const LockContext& context) {
   if (context.node_count < 3)

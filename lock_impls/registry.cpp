@@ -21,23 +21,23 @@ struct Entry {
 };
 
 const std::vector<Entry>& entries() {
-  // Features: reentrant, fencing, multi_node, needs_replica.
+  // Features: reentrant, fencing, multi_node, needs_replica; then the steps it offers.
   static const std::vector<Entry> table = {
       {{"setnx-getset",
         "classic SETNX <deadline> / GET / GETSET recipe, deadlines by client clock; unlock = plain "
         "DEL",
-        false, false, false, false},
+        false, false, false, false, setnx_getset_steps(false)},
        make_setnx_getset},
       {{"setnx-getset-safe-unlock",
         "setnx-getset, but unlock DELs only while the client's own deadline has not passed", false,
-        false, false, false},
+        false, false, false, setnx_getset_steps(true)},
        make_setnx_getset_safe_unlock},
       {{"setnx-getset-lua",
         "setnx-getset in one Lua script with client timestamps and PEXPIRE; unlock = plain DEL",
         false, false, false, false},
        make_setnx_getset_lua},
       {{"setnx-expire", "SETNX then a separate EXPIRE (not atomic); release by compare-and-delete",
-        false, false, false, false},
+        false, false, false, false, setnx_expire_steps()},
        make_setnx_expire},
       {{"set-nx-px",
         "SET key owner NX PX ttl; release and extend by Lua compare-and-delete/-pexpire", false,
@@ -50,14 +50,14 @@ const std::vector<Entry>& entries() {
        make_redisson_hash},
       {{"redlock",
         "Redlock over N >= 3 independent masters: majority and validity = ttl - elapsed - drift",
-        false, false, true, false},
+        false, false, true, false, redlock_steps()},
        make_redlock},
       {{"fenced", "set-nx-px plus a fencing token from INCR on <name>:fence, in one script", false,
         true, false, false},
        make_fenced},
       {{"wait-synced",
         "set-nx-px followed by WAIT for replicas; released again if too few acknowledge", false,
-        false, false, true},
+        false, false, true, wait_synced_steps()},
        make_wait_synced},
   };
   return table;

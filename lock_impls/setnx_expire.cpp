@@ -24,6 +24,8 @@ class SetnxExpire final : public SingleKeyLock {
  public:
   explicit SetnxExpire(const LockContext& context) : SingleKeyLock(context) {}
 
+  std::vector<std::string> steps() const override { return setnx_expire_steps(); }
+
  private:
   Attempt attempt(const std::string& name, const std::string& owner, milliseconds ttl,
                   int64_t started_ns) override {
@@ -51,6 +53,11 @@ class SetnxExpire final : public SingleKeyLock {
 };
 
 }  // namespace
+
+const std::vector<std::string>& setnx_expire_steps() {
+  static const std::vector<std::string> steps = {"after-setnx"};
+  return steps;
+}
 
 std::unique_ptr<Lock> make_setnx_expire(const LockContext& context) {
   return std::make_unique<SetnxExpire>(context);

@@ -57,6 +57,8 @@ class SetnxGetset final : public Lock {
         rng_(context.seed),
         safe_unlock_(safe_unlock) {}
 
+  std::vector<std::string> steps() const override { return setnx_getset_steps(safe_unlock_); }
+
   AcquireResult acquire(const std::string& name, milliseconds ttl, milliseconds wait) override {
     Clock& clock = *context_.clock;
     const int64_t deadline = clock.now_ns() + nanoseconds_of(wait);
@@ -155,6 +157,12 @@ class SetnxGetset final : public Lock {
 };
 
 }  // namespace
+
+const std::vector<std::string>& setnx_getset_steps(bool safe_unlock) {
+  static const std::vector<std::string> plain = {"after-get"};
+  static const std::vector<std::string> safe = {"after-get", "after-deadline-check"};
+  return safe_unlock ? safe : plain;
+}
 
 std::unique_ptr<Lock> make_setnx_getset(const LockContext& context) {
   return std::make_unique<SetnxGetset>(context, false);

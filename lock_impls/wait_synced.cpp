@@ -34,6 +34,8 @@ class WaitSynced final : public SingleKeyLock {
         replicas_(context.param("replicas").value_or(1)),
         wait_timeout_ms_(std::max<int64_t>(1, context.param("wait_timeout_ms").value_or(100))) {}
 
+  std::vector<std::string> steps() const override { return wait_synced_steps(); }
+
  private:
   Attempt attempt(const std::string& name, const std::string& owner, milliseconds ttl,
                   int64_t started_ns) override {
@@ -69,6 +71,11 @@ class WaitSynced final : public SingleKeyLock {
 };
 
 }  // namespace
+
+const std::vector<std::string>& wait_synced_steps() {
+  static const std::vector<std::string> steps = {"after-set"};
+  return steps;
+}
 
 std::unique_ptr<Lock> make_wait_synced(const LockContext& context) {
   return std::make_unique<WaitSynced>(context);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "fault_kind.h"
 #include "reader.h"
 
 namespace locklab::reports {
@@ -20,8 +21,8 @@ std::string as_text(const json& value) {
 // Faults that are moments by nature: without an end event they are not
 // "still going", they just happened.
 bool instant_kind(const std::string& kind) {
-  return kind == "crash-client" || kind == "heal" || kind == "restart-node" || kind == "failover" ||
-         kind == "clock-jump";
+  const FaultKindInfo* row = fault_kind_info(kind);
+  return row && row->instant;
 }
 
 struct LaneState {

@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "fault_kind.h"
 #include "html.h"
 
 namespace locklab::reports {
@@ -35,17 +36,9 @@ constexpr size_t kMaxDrawnViolations = 200;
 
 const char* const kLockColours[] = {"#2563eb", "#7c3aed", "#0891b2", "#4f46e5", "#0d9488"};
 
-// One colour per family of faults, so a reader learns them once.
+// One colour per family of faults (the fault vocabulary's), so a reader learns them once.
 std::string fault_colour(const std::string& kind) {
-  auto starts = [&](const char* prefix) { return kind.rfind(prefix, 0) == 0; };
-  if (starts("partition") || starts("blackhole")) return "#9333ea";
-  if (starts("delay")) return "#d97706";
-  if (starts("clock")) return "#0d9488";
-  if (starts("pause") || starts("sigstop") || starts("debug-sleep")) return "#475569";
-  if (starts("crash") || starts("restart")) return "#92400e";
-  if (starts("failover")) return "#ea580c";
-  if (starts("heal")) return "#16a34a";
-  return "#6b7280";
+  return std::string(locklab::fault_colour(kind));
 }
 
 std::string num(double v) {

@@ -1,5 +1,6 @@
 #include "adapter_lock.h"
 
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 
@@ -38,6 +39,17 @@ AdapterInfo say_hello(AdapterProcess& adapter) {
   info.name = name->get<std::string>();
   info.reentrant = optional_bool(adapter, response, "reentrant").value_or(false);
   info.fencing = optional_bool(adapter, response, "fencing").value_or(false);
+  if (auto steps = response.find("steps"); steps != response.end()) {
+    if (!steps->is_array())
+      protocol_error(adapter, "answered hello with \"steps\" that is not an array of names",
+                     response);
+    for (const auto& step : *steps) {
+      if (!step.is_string() || step.get<std::string>().empty())
+        protocol_error(adapter, "answered hello with \"steps\" that is not an array of names",
+                       response);
+      info.steps.push_back(step.get<std::string>());
+    }
+  }
   return info;
 }
 
@@ -132,7 +144,12 @@ AdapterLock::~AdapterLock() {
 
 json AdapterLock::call(const json& request) {
   if (context_.gate) context_.gate->pass();
-  json response = adapter_->request(request);
+  json response = adapter_->request(request, [this](const std::string& step) {
+    if (std::find(info_.steps.begin(), info_.steps.end(), step) == info_.steps.end())
+      throw AdapterError("adapter '" + adapter_->command() + "' announced step \"" + step +
+                         "\", which it did not declare in its hello \"steps\"");
+    context_.step(step);
+  });
   if (context_.gate) context_.gate->pass();
   return response;
 }

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "adapter_process.h"
 #include "lock.h"
@@ -19,6 +20,9 @@ struct AdapterInfo {
   std::string name;  // e.g. "redis-py-lock": names the algorithm in results
   bool reentrant = false;
   bool fencing = false;  // every successful acquire carries an integer token
+  // Steps inside its operations that it announces (PROTOCOL.md, "Steps"), so
+  // that a scenario's fault can fire there.
+  std::vector<std::string> steps;
 };
 
 // Starts the adapter (with a loopback endpoint where nothing listens: hello
@@ -42,6 +46,7 @@ class AdapterLock final : public Lock {
   ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override;
 
   bool reentrant() const override { return info_.reentrant; }
+  std::vector<std::string> steps() const override { return info_.steps; }
 
   const AdapterInfo& info() const { return info_; }
   pid_t pid() const { return adapter_->pid(); }

@@ -126,35 +126,53 @@ AdapterProcess::~AdapterProcess() {
   }
 }
 
-json AdapterProcess::request(json request) {
+json AdapterProcess::request(json request,
+                             const std::function<void(const std::string& step)>& on_step) {
   std::lock_guard lock(request_mu_);
   if (!failure_.empty()) throw AdapterError(failure_);
   const int64_t id = next_id_++;
   request["id"] = id;
   milliseconds timeout = reply_timeout_ + milliseconds(request.value("wait_ms", int64_t{0}));
   if (id == 1) timeout = std::max(timeout, start_timeout_);
-  const Deadline deadline{steady_clock::now(), paused_so_far(), timeout};
+  Deadline deadline{steady_clock::now(), paused_so_far(), timeout};
 
   write_line(request, deadline);
-  const std::string line = read_line(request, deadline);
-
-  json response;
-  try {
-    response = json::parse(line);
-  } catch (const json::parse_error&) {
-    fail("printed a line that is not JSON in reply to " + describe(request) + ": " + excerpt(line));
+  for (;;) {
+    const std::string line = read_line(request, deadline);
+    json response;
+    try {
+      response = json::parse(line);
+    } catch (const json::parse_error&) {
+      fail("printed a line that is not JSON in reply to " + describe(request) + ": " +
+           excerpt(line));
+    }
+    if (!response.is_object())
+      fail("answered " + describe(request) + " with JSON that is not an object: " + excerpt(line));
+    auto answered_id = response.find("id");
+    if (answered_id == response.end() || !answered_id->is_number_integer())
+      fail("answered " + describe(request) + " without an integer \"id\": " + excerpt(line));
+    if (answered_id->get<int64_t>() != id)
+      fail("answered id " + answered_id->dump() + " to " + describe(request) + ": " +
+           excerpt(line));
+    if (auto step = response.find("step"); step != response.end() && !response.contains("ok")) {
+      if (!step->is_string() || step->get<std::string>().empty())
+        fail("announced a step that is not a name during " + describe(request) + ": " +
+             excerpt(line));
+      if (!on_step)
+        fail("announced step " + step->dump() + " during " + describe(request) +
+             ", which takes no steps: " + excerpt(line));
+      on_step(step->get<std::string>());
+      // The time the lab held the adapter at the step is not the adapter's.
+      deadline.start = steady_clock::now();
+      deadline.paused_at_start = paused_so_far();
+      write_line({{"id", id}, {"op", "continue"}}, deadline);
+      continue;
+    }
+    auto ok = response.find("ok");
+    if (ok == response.end() || !ok->is_boolean())
+      fail("answered " + describe(request) + " without a boolean \"ok\": " + excerpt(line));
+    return response;
   }
-  if (!response.is_object())
-    fail("answered " + describe(request) + " with JSON that is not an object: " + excerpt(line));
-  auto answered_id = response.find("id");
-  if (answered_id == response.end() || !answered_id->is_number_integer())
-    fail("answered " + describe(request) + " without an integer \"id\": " + excerpt(line));
-  if (answered_id->get<int64_t>() != id)
-    fail("answered id " + answered_id->dump() + " to " + describe(request) + ": " + excerpt(line));
-  auto ok = response.find("ok");
-  if (ok == response.end() || !ok->is_boolean())
-    fail("answered " + describe(request) + " without a boolean \"ok\": " + excerpt(line));
-  return response;
 }
 
 void AdapterProcess::pause() {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -72,7 +73,14 @@ class AdapterProcess {
   // paused time. Throws AdapterError on anything else (exit, non-JSON line,
   // wrong or missing id, missing ok, no answer in time).
   // Thread-safe: concurrent calls are served one after the other.
-  nlohmann::json request(nlohmann::json request);
+  //
+  // While it waits, the adapter may announce steps ({"id": ID, "step":
+  // NAME}): each is passed to `on_step` (which may block, e.g. for a pause,
+  // or throw, e.g. ClientCrashed, abandoning the request), then answered
+  // with {"id": ID, "op": "continue"}. Without `on_step`, an announcement is
+  // a protocol error.
+  nlohmann::json request(nlohmann::json request,
+                         const std::function<void(const std::string& step)>& on_step = {});
 
   // Stop-the-world pause of the adapter: SIGSTOP / SIGCONT of its process
   // group. Safe to call from any thread, also while request() waits.

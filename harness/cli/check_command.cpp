@@ -3,6 +3,7 @@
 
 #include "checkers.h"
 #include "commands.h"
+#include "fault_kind.h"
 #include "lock.h"
 
 namespace locklab {
@@ -21,16 +22,26 @@ Action add_check_command(CLI::App& parent) {
 }
 
 Action add_list_command(CLI::App& parent) {
-  parent.add_subcommand("list", "List the built-in lock algorithms and what each supports");
-  return [] {
+  CLI::App* list =
+      parent.add_subcommand("list", "List the built-in lock algorithms and what each supports");
+  auto faults = std::make_shared<bool>(false);
+  list->add_flag("--faults", *faults,
+                 "List the fault kinds instead: target, duration, parameters (Markdown)");
+  return [faults] {
+    if (*faults) {
+      std::cout << fault_kinds_markdown();
+      return 0;
+    }
     for (const auto& a : algorithms()) {
       std::string features;
       if (a.reentrant) features += " reentrant";
       if (a.fencing) features += " fencing";
       if (a.multi_node) features += " multi-node";
       if (a.needs_replica) features += " replicas";
+      std::string steps;
+      for (const auto& step : a.steps) steps += (steps.empty() ? "\tsteps: " : ", ") + step;
       std::cout << a.id << "\t" << a.description << "\t[" << (features.empty() ? " -" : features)
-                << " ]\n";
+                << " ]" << steps << "\n";
     }
     return 0;
   };

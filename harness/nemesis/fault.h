@@ -1,12 +1,16 @@
 // A fault as a value: what, where, when, for how long. Scenarios list them;
 // the nemesis applies and undoes them and records both in the history.
+// Which fields a kind reads is the fault vocabulary's (fault_kind.h).
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "fault_kind.h"
 
 namespace locklab {
 
@@ -19,34 +23,52 @@ struct StepTrigger {
 };
 
 struct Fault {
-  // pause | crash-client | clock-jump | clock-rate              (clients)
-  // server-clock-jump | server-clock-rate | sigstop-node |
-  // debug-sleep | crash-node                                     (servers)
-  // partition | delay | cut                                      (client ↔ server links)
-  // cut-replication                                              (replica ↔ master links)
-  // failover                                                     (node 0's master)
-  std::string kind;
+  FaultKind kind = FaultKind::Pause;
   std::optional<int64_t> at_ms;        // from the start of the run, or
   std::optional<StepTrigger> when;     // right after a client step
   std::optional<int64_t> duration_ms;  // undone after this long (absent: lasts to the end)
-  std::vector<std::string>
-      clients;             // targets; empty = every client (the trigger client for pause/crash)
-  std::vector<int> nodes;  // server indices; empty = every master
-  // Parameters, by kind.
-  int64_t delta_ms = 0;                 // *-clock-jump
-  double rate = 1.0;                    // *-clock-rate
-  int64_t delay_ms = 0, jitter_ms = 0;  // delay
-  std::string how = "blackhole";        // partition: blackhole | reject
-  std::optional<int64_t>
-      restart_after_ms;  // crash-node: restart after this long (absent: stays down)
-  std::string mode =
-      "sentinel";  // failover: sentinel (kill the master, Sentinel promotes) | manual
+  // Targets, read as info(kind).target says: client ids (empty = every
+  // client, or the trigger client for pause/crash-client) and server indices
+  // (empty = every master).
+  std::vector<std::string> clients;
+  std::vector<int> nodes;
+  // The algorithms whose runs it belongs to (empty: every run), for a story
+  // whose step differs between algorithms.
+  std::vector<std::string> algorithms;
+  // Kind-specific parameters (fault_kind.cpp lists which kind has which).
+  int64_t delta_ms = 0;
+  double rate = 1.0;
+  int64_t delay_ms = 0, jitter_ms = 0;
+  std::string how = "blackhole";
+  std::optional<int64_t> restart_after_ms;
+  std::string mode = "sentinel";
 
-  // The fault as recorded in the history's nemesis events.
+  // The kind's name ("pause", …).
+  std::string_view name() const { return info(kind).name; }
+
+  // The fault as recorded in the history's nemesis events: its trigger,
+  // duration and the parameters of its kind.
   nlohmann::json describe() const;
+
+  // "at 1200 ms" or "c1 at step acquired (1st time)".
+  std::string trigger_text() const;
+
+  // Whether it is part of a run of `algorithm` ("" = a lock that stands in
+  // for no built-in algorithm: only faults without an algorithm list).
+  bool applies_to(std::string_view algorithm) const;
+
+  // The numeric parameter `param` ("at_ms", "duration_ms" or one of the
+  // kind's), as a double; nullopt when it is not set.
+  std::optional<double> number(std::string_view param) const;
+  // Sets it (rounded for integer parameters). Throws std::invalid_argument
+  // when `param` is not a numeric field of a fault.
+  void set_number(std::string_view param, double value);
 };
 
 // True if some fault needs the servers started under the clock shim.
 bool needs_server_clocks(const std::vector<Fault>& faults);
+
+// True if some fault moves client clocks (an adapter then needs its own clock shim).
+bool moves_client_clocks(const std::vector<Fault>& faults);
 
 }  // namespace locklab

@@ -1,22 +1,25 @@
-// The nemesis: applies a scenario's faults to a run — at a time, or right
+// The nemesis: applies a run's schedule of faults — at a time, or right
 // after a client step — undoes each when its duration ends, heals everything
-// when the run ends, and records every start and end as a `nemesis` event.
+// when the run ends, records every start and end as a `nemesis` event, and
+// remembers which faults fired, so that a run that did not tell its story
+// can say so.
 #pragma once
 
 #include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "fault.h"
+#include "fault_targets.h"
 #include "recorder.h"
+#include "schedule.h"
 
 namespace locklab {
 
-class Cluster;
 class PauseGate;
 class ServerClock;
 class SkewableClock;
@@ -32,11 +35,19 @@ struct ClientHandle {
   ServerClock* process_clock = nullptr;
 };
 
+// What became of one fault of the schedule (times in ns since start()).
+struct FaultOutcome {
+  bool fired = false;
+  int64_t fired_at_ns = 0;
+  std::optional<int64_t> ended_at_ns;  // undone, healed, restarted or failed over
+};
+
 class Nemesis {
  public:
-  // Validates every fault's targets against this run (throws
-  // std::runtime_error naming the fault) but applies nothing yet.
-  Nemesis(std::vector<Fault> faults, Cluster& cluster, std::vector<ClientHandle> clients,
+  // Validates every applicable fault's targets against `targets` and
+  // `clients` (throws std::runtime_error naming the fault) but applies
+  // nothing yet.
+  Nemesis(Schedule schedule, FaultTargets& targets, std::vector<ClientHandle> clients,
           history::ProcessLog& log);
   // Heals and stops (same as stop()).
   ~Nemesis();
@@ -52,30 +63,33 @@ class Nemesis {
   // Undoes every fault still active, stops the timer thread. Idempotent.
   void stop();
 
+  // One entry per fault of the schedule, in its order (after stop(): final).
+  std::vector<FaultOutcome> outcomes() const;
+
  private:
   using Action = std::function<void()>;
-  void schedule(int64_t at_ns, Action action);
+  void schedule_at(int64_t at_ns, Action action);
   void timer_loop();
-  void apply(const Fault& fault, const std::string& trigger_client);
+  void apply(size_t index, const std::string& trigger_client);
   void record(const Fault& fault, const char* phase, nlohmann::json extra = {});
+  void mark_ended(size_t index);
   std::vector<size_t> servers_of(const Fault& fault) const;
   std::vector<size_t> clients_of(const Fault& fault, const std::string& trigger_client) const;
   size_t client_index(const std::string& id) const;
 
-  std::vector<Fault> faults_;
-  Cluster& cluster_;
+  Schedule schedule_;
+  FaultTargets& targets_;
   std::vector<ClientHandle> clients_;
   history::ProcessLog& log_;
 
-  std::mutex mu_;  // guards everything below and the log
+  mutable std::mutex mu_;  // guards everything below, the schedule's step counts and the log
   std::condition_variable wake_;
   std::multimap<int64_t, Action> timeline_;  // monotonic ns → action
-  std::map<std::pair<std::string, std::string>, int> step_counts_;
-  std::map<int, std::pair<const Fault*, Action>> active_;  // undo of each fault in force
-  int next_id_ = 0;
+  std::map<size_t, Action> active_;          // fault index → undo of a fault in force
+  std::vector<FaultOutcome> outcomes_;
   bool stopping_ = false;
   std::thread timer_;
-  std::vector<std::thread> workers_;  // faults that block (DEBUG SLEEP, delayed restarts)
+  std::vector<std::thread> workers_;  // faults that block (DEBUG SLEEP, Sentinel failover)
   int64_t start_ns_ = 0;
 };
 

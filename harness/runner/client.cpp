@@ -19,12 +19,28 @@ Client::Client(std::string id, uint64_t seed, history::ProcessLog& log,
   context.clock = &clock_;
   context.gate = &gate_;
   context.seed = seed;
-  context.step = [this](std::string_view name) { step(name); };
+  context.step = [this](std::string_view name) { lock_step(name); };
   // Every connection of the client passes its gate: a pause stops them all.
   context.connect = [this, connect = std::move(context.connect)](size_t node) {
     return std::unique_ptr<Connection>(std::make_unique<GatedConnection>(connect(node), gate_));
   };
   lock_ = make_lock(std::move(context));
+  for (auto& name : lock_->steps()) lock_steps_.insert(std::move(name));
+}
+
+const std::vector<std::string>& workload_steps() {
+  static const std::vector<std::string> steps = {
+      "before-acquire",       "acquired",       "before-reacquire", "reacquired",
+      "before-inner-release", "inner-released", "before-write",     "after-write",
+      "before-release",       "released"};
+  return steps;
+}
+
+void Client::lock_step(std::string_view name) {
+  if (!lock_steps_.count(name))
+    throw std::logic_error("the lock called step \"" + std::string(name) +
+                           "\", which it does not declare in Lock::steps()");
+  step(name);
 }
 
 Event Client::event(Type type, std::string f, const std::string& lock) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,13 @@ struct ClientStats {
   int64_t releases_ok = 0, releases_refused = 0, releases_unknown = 0;
   bool crashed = false;
 };
+
+// The steps of the client's own workload loop (client.cpp), in the order one
+// operation reaches them; a lock's own steps (Lock::steps) come on top.
+// before-reacquire … inner-released are reached only by re-entrant locks
+// with workload.reentry > 1; before-write and after-write only while the
+// client still believes its lease valid.
+const std::vector<std::string>& workload_steps();
 
 // Called at every named step of a client (its own and its lock's); the
 // nemesis may pause the client there (block) or crash it (throw ClientCrashed).
@@ -76,6 +84,8 @@ class Client {
     if (crash_requested_) throw ClientCrashed{std::string(name)};
     listener_(id_, name);
   }
+  // A step inside the lock's operations: it must be one the lock declares.
+  void lock_step(std::string_view name);
 
   std::string id_;
   PauseGate gate_;
@@ -84,6 +94,7 @@ class Client {
   std::mt19937_64 rng_;
   StepListener listener_;
   std::unique_ptr<Lock> lock_;
+  std::set<std::string, std::less<>> lock_steps_;  // lock_->steps()
   ClientStats stats_;
   std::atomic<bool> crash_requested_{false};
   std::string error_;

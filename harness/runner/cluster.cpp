@@ -110,4 +110,12 @@ void Cluster::redirect_node0(size_t server) {
     node0_relays_[c]->retarget(links_.at(c).at(server)->endpoint());
 }
 
+size_t Cluster::await_sentinel_failover(const Endpoint& old_master,
+                                        std::chrono::milliseconds timeout) {
+  if (!sentinels_) throw std::runtime_error("this run has no sentinels");
+  const size_t now = server_index(sentinels_->wait_for_failover(old_master, timeout));
+  redirect_node0(now);
+  return now;
+}
+
 }  // namespace locklab

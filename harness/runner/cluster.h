@@ -12,6 +12,7 @@
 
 #include "connection.h"
 #include "fault_proxy.h"
+#include "fault_targets.h"
 #include "redis_server.h"
 #include "scenario.h"
 #include "sentinel.h"
@@ -31,22 +32,26 @@ struct ClusterShape {
 };
 ClusterShape shape_for(const std::string& algorithm, const Topology& topology);
 
-class Cluster {
+class Cluster final : public FaultTargets {
  public:
   // Starts the servers (masters 0…m-1, then the replicas of master 0), waits
   // for replicas to sync and sentinels to know them, and builds one proxy per
   // client × server. Throws std::runtime_error if anything cannot start.
   Cluster(const ClusterShape& shape, int clients, uint64_t seed);
-  ~Cluster();
+  ~Cluster() override;
 
-  // Servers are numbered masters first, then replicas.
-  size_t master_count() const { return masters_; }
-  size_t server_count() const { return servers_.size(); }
-  RedisServer& server(size_t i) { return *servers_.at(i); }
-  ServerClock* server_clock(size_t i) { return clocks_.empty() ? nullptr : clocks_.at(i).get(); }
-  // The replication link of replica r (server masters+r).
-  FaultProxy& replication_link(size_t replica) { return *replication_links_.at(replica); }
-  FaultProxy& link(size_t client, size_t server) { return *links_.at(client).at(server); }
+  // FaultTargets (see fault_targets.h).
+  size_t master_count() const override { return masters_; }
+  size_t server_count() const override { return servers_.size(); }
+  RedisServer& server(size_t i) override { return *servers_.at(i); }
+  ServerClock* server_clock(size_t i) override {
+    return clocks_.empty() ? nullptr : clocks_.at(i).get();
+  }
+  FaultProxy& replication_link(size_t replica) override { return *replication_links_.at(replica); }
+  FaultProxy& link(size_t client, size_t server) override { return *links_.at(client).at(server); }
+  bool has_sentinels() const override { return sentinels_ != nullptr; }
+  size_t await_sentinel_failover(const Endpoint& old_master,
+                                 std::chrono::milliseconds timeout) override;
   SentinelGroup* sentinels() { return sentinels_.get(); }
 
   // Where client `client` sends traffic for lock node `node` right now: its
@@ -61,7 +66,7 @@ class Cluster {
   Endpoint stable_endpoint(size_t client, size_t node);
 
   // After a failover: node 0 is served by server `server` from now on.
-  void redirect_node0(size_t server);
+  void redirect_node0(size_t server) override;
 
   // The index of the server at `server`. Throws RedisError if no server of
   // this cluster listens there.

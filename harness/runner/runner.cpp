@@ -52,6 +52,65 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
   std::filesystem::rename(tmp, path);
 }
 
+// Why `external` cannot be held to `scenario`'s story, or nullopt when it
+// can: a fault of the story fires at a step the lock never announces (a step
+// inside the built-in algorithm it stands in for, or a nesting step of a lock
+// that does not nest), or none of the story's faults is meant for it.
+std::optional<std::string> not_applicable_reason(const Scenario& scenario, const Schedule& schedule,
+                                                 const ExternalLock& external) {
+  if (!scenario.faults.empty()) {
+    bool any = false;
+    for (size_t i = 0; i < scenario.faults.size(); ++i) any = any || schedule.applies(i);
+    if (!any)
+      return std::string(
+                 "none of the scenario's faults is meant for it (each names the built-in "
+                 "algorithms it is for") +
+             (external.like ? "" : "; say which one the lock stands in for with --like") + ")";
+  }
+  std::optional<AdapterInfo> hello;
+  for (size_t i = 0; i < scenario.faults.size(); ++i) {
+    const Fault& f = scenario.faults[i];
+    if (!schedule.applies(i) || !f.when) continue;
+    const auto& own = workload_steps();
+    const std::string& step = f.when->step;
+    const std::string which =
+        "fault " + std::to_string(i) + " (" + std::string(f.name()) + ", " + f.trigger_text() + ")";
+    if (std::find(own.begin(), own.end(), step) != own.end()) {
+      if (step.find("reacquire") != std::string::npos ||
+          step.find("inner-release") != std::string::npos) {
+        if (!hello) hello = probe_adapter(external.adapter);
+        if (!hello->reentrant)
+          return which +
+                 " fires when a client re-enters the lock, and the adapter says it does "
+                 "not nest (hello: reentrant false)";
+      }
+      continue;
+    }
+    if (!hello) hello = probe_adapter(external.adapter);
+    if (std::find(hello->steps.begin(), hello->steps.end(), step) == hello->steps.end())
+      return which + " fires at step \"" + step + "\", which exists only inside the built-in " +
+             external.like.value_or("algorithm") +
+             "; the adapter does not announce it (hello \"steps\")";
+  }
+  return std::nullopt;
+}
+
+// What became of each fault of `schedule` that belongs to the run.
+json fault_firings(const Schedule& schedule, const std::vector<FaultOutcome>& outcomes) {
+  json out = json::array();
+  for (size_t i = 0; i < schedule.faults().size(); ++i) {
+    if (!schedule.applies(i)) continue;
+    const Fault& f = schedule.fault(i);
+    const FaultOutcome& o = outcomes.at(i);
+    json entry{{"index", i},       {"kind", f.name()},       {"trigger", f.trigger_text()},
+               {"fired", o.fired}, {"fired_at_ms", nullptr}, {"ended_at_ms", nullptr}};
+    if (o.fired) entry["fired_at_ms"] = double(o.fired_at_ns) / 1e6;
+    if (o.ended_at_ns) entry["ended_at_ms"] = double(*o.ended_at_ns) / 1e6;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 }  // namespace
 
 const Expectation& expectation_of(const Scenario& scenario, const std::string& algorithm,
@@ -67,6 +126,7 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
            {"expected", expectation_json(expectation_of(scenario, algorithm, external))},
            {"history", algorithm + "/history.jsonl"},
            {"seed", seed},
+           {"exercised", true},
            {"error", nullptr}};
   if (adapter) run["adapter"] = adapter->command;
   if (external && external->like) run["like"] = *external->like;
@@ -77,6 +137,17 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
                                scenario.topology.sentinels, scenario.topology.persistence}
                 : shape_for(algorithm, scenario.topology);
     shape.server_clocks = needs_server_clocks(scenario.faults);
+    // The faults of this run: those meant for the algorithm, or for the one
+    // an external lock stands in for.
+    Schedule schedule(scenario.faults,
+                      external ? external->like.value_or(std::string()) : algorithm);
+    if (external)
+      if (auto reason = not_applicable_reason(scenario, schedule, *external)) {
+        run["not_applicable"] = *reason;
+        run["verdict"] = "unknown";
+        run["expectation_met"] = false;
+        return run;
+      }
     Cluster cluster(shape, scenario.clients, seed);
     history::Recorder recorder;
     ProtectedResource resource(scenario.workload.fencing);
@@ -90,9 +161,7 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
     // An adapter runs in its own process: client clock faults reach it
     // through the clock shim, one clock per client.
     std::vector<std::unique_ptr<ServerClock>> adapter_clocks;
-    bool skews_clients = std::any_of(
-        scenario.faults.begin(), scenario.faults.end(),
-        [](const Fault& f) { return f.kind == "clock-jump" || f.kind == "clock-rate"; });
+    const bool skews_clients = moves_client_clocks(scenario.faults);
     std::vector<std::unique_ptr<Client>> clients;
     for (int i = 0; i < scenario.clients; ++i) {
       if (adapter && skews_clients) adapter_clocks.push_back(std::make_unique<ServerClock>());
@@ -131,7 +200,7 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
       handles.push_back({c->id(), &c->gate(), &c->clock(), [c] { c->crash(); },
                          adapter_clocks.empty() ? nullptr : adapter_clocks[i].get()});
     }
-    Nemesis nemesis(scenario.faults, cluster, handles, recorder.log_for("nemesis"));
+    Nemesis nemesis(schedule, cluster, handles, recorder.log_for("nemesis"));
     nemesis_ptr = &nemesis;
     nemesis.start();
 
@@ -146,6 +215,9 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
     nemesis_ptr = nullptr;
     for (auto& c : clients)
       if (!c->error().empty()) throw std::runtime_error(c->error());
+    run["faults"] = fault_firings(schedule, nemesis.outcomes());
+    for (const auto& firing : run["faults"])
+      if (!firing["fired"].get<bool>()) run["exercised"] = false;
 
     std::vector<history::Event> events = recorder.merge();
     std::filesystem::create_directories(out_dir / algorithm);
@@ -170,7 +242,8 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
     run["stats"] = stats;
     run["check"] = check;
     run["verdict"] = check.value("verdict", "unknown");
-    run["expectation_met"] = expectation_met(expectation_of(scenario, algorithm, external), check);
+    run["expectation_met"] = run["exercised"].get<bool>() &&
+                             expectation_met(expectation_of(scenario, algorithm, external), check);
   } catch (const std::exception& e) {
     run["verdict"] = "unknown";
     run["expectation_met"] = false;

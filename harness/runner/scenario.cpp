@@ -1,9 +1,13 @@
 #include "scenario.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "checkers.h"  // violation_kinds
+#include "client.h"    // workload_steps
+#include "cluster.h"   // shape_for
 #include "lock.h"
 
 namespace locklab {
@@ -79,9 +83,10 @@ class Fields {
 
 constexpr int64_t kMaxMs = 3'600'000;
 
-const std::set<std::string> kKinds = {"mutual-exclusion", "lost-update", "stale-write",
-                                      "token-order",      "ownership",   "liveness",
-                                      "reentrancy"};
+bool is_violation_kind(const std::string& kind) {
+  const auto& kinds = checkers::violation_kinds();
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
 
 Expectation parse_expectation(const json& value, const std::string& path,
                               const std::filesystem::path& file) {
@@ -94,7 +99,7 @@ Expectation parse_expectation(const json& value, const std::string& path,
   e.absent = f.strings("absent", {});
   for (const auto* list : {&e.kinds, &e.absent})
     for (const auto& k : *list)
-      if (!kKinds.count(k))
+      if (!is_violation_kind(k))
         f.fail(f.name(list == &e.kinds ? "kinds" : "absent"),
                "has an unknown violation kind \"" + k + "\"");
   if (e.verdict == "safe" && !e.kinds.empty())
@@ -112,12 +117,6 @@ void check_algorithm(const std::string& id, const std::string& field, const Fiel
   f.fail(field, "names unknown algorithm \"" + id + "\" (known: " + known + ")");
 }
 
-const std::set<std::string> kClientFaults = {"pause", "crash-client", "clock-jump", "clock-rate"};
-const std::set<std::string> kServerFaults = {"server-clock-jump", "server-clock-rate",
-                                             "sigstop-node", "debug-sleep", "crash-node"};
-const std::set<std::string> kLinkFaults = {"partition", "delay", "cut"};
-const std::set<std::string> kOtherFaults = {"cut-replication", "failover"};
-
 std::string client_name_error(const std::string& name, int clients) {
   if (name.size() > 1 && name[0] == 'c') {
     try {
@@ -130,19 +129,59 @@ std::string client_name_error(const std::string& name, int clients) {
   return "names client \"" + name + "\", but the clients are c1…c" + std::to_string(clients);
 }
 
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// Every parameter name any kind has: a fault object may carry only its own kind's.
+std::set<std::string> all_param_names() {
+  std::set<std::string> names;
+  for (const auto& row : fault_kinds())
+    for (const auto& p : row.params) names.insert(std::string(p.name));
+  return names;
+}
+
+void parse_param(Fields& f, Fault& fault, const FaultParam& p) {
+  const std::string key(p.name);
+  const json* v = f.get(key);
+  if (!v) return;
+  switch (p.type) {
+    case ParamType::Choice: {
+      std::string allowed;
+      for (auto c : p.choices)
+        allowed += (allowed.empty() ? "\"" : " or \"") + std::string(c) + "\"";
+      if (!v->is_string() ||
+          std::find(p.choices.begin(), p.choices.end(), v->get<std::string>()) == p.choices.end())
+        f.fail(f.name(key), "must be " + allowed);
+      (key == "how" ? fault.how : fault.mode) = v->get<std::string>();
+      return;
+    }
+    case ParamType::Number:
+      if (!v->is_number() || v->get<double>() <= p.min || v->get<double>() > p.max)
+        f.fail(f.name(key), "must be a number in (" + std::to_string(int64_t(p.min)) + ", " +
+                                std::to_string(int64_t(p.max)) + "]");
+      fault.set_number(key, v->get<double>());
+      return;
+    case ParamType::Integer:
+      fault.set_number(key, double(f.integer(key, 0, int64_t(p.min), int64_t(p.max))));
+      return;
+  }
+}
+
 Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
                   const std::filesystem::path& file) {
   Fields f(value, path, file);
   Fault fault;
-  fault.kind = f.string("kind", "");
-  if (!kClientFaults.count(fault.kind) && !kServerFaults.count(fault.kind) &&
-      !kLinkFaults.count(fault.kind) && !kOtherFaults.count(fault.kind)) {
-    std::string known;
-    for (const auto* set : {&kClientFaults, &kServerFaults, &kLinkFaults, &kOtherFaults})
-      for (const auto& k : *set) known += (known.empty() ? "" : ", ") + k;
+  const std::string kind = f.string("kind", "");
+  const std::optional<FaultKind> parsed = fault_kind_named(kind);
+  if (!parsed)
     f.fail(f.name("kind"),
-           "must be one of " + known + (fault.kind.empty() ? "" : ", got \"" + fault.kind + "\""));
-  }
+           "must be one of " + fault_kind_names() + (kind.empty() ? "" : ", got \"" + kind + "\""));
+  fault.kind = *parsed;
+  const FaultKindInfo& row = info(fault.kind);
+
   if (f.get("at_ms")) fault.at_ms = f.integer("at_ms", 0, 0, kMaxMs);
   if (const json* when = f.get("when")) {
     Fields w(*when, f.name("when"), file);
@@ -158,11 +197,36 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
   }
   if (fault.at_ms.has_value() == fault.when.has_value())
     f.fail(path, "needs exactly one of \"at_ms\" (a time) or \"when\" (a client step)");
-  if (f.get("duration_ms")) fault.duration_ms = f.integer("duration_ms", 0, 0, kMaxMs);
-  fault.clients = f.strings("clients", {});
-  for (const auto& c : fault.clients)
-    if (auto e = client_name_error(c, s.clients); !e.empty()) f.fail(f.name("clients"), e);
+  if (fault.at_ms && *fault.at_ms >= s.duration_ms)
+    f.fail(f.name("at_ms"), "is " + std::to_string(*fault.at_ms) +
+                                " ms, at or past the end of the run (duration_ms " +
+                                std::to_string(s.duration_ms) + "): the fault would never fire");
+
+  if (f.get("duration_ms")) {
+    if (row.duration == DurationRule::None)
+      f.fail(f.name("duration_ms"),
+             "does not apply to " + std::string(row.name) + ", which is not undone after a time");
+    fault.duration_ms = f.integer("duration_ms", 0, 0, kMaxMs);
+  }
+  if (row.duration == DurationRule::Required && !fault.duration_ms)
+    f.fail(f.name("duration_ms"), "is required for " + std::string(row.name));
+
+  const bool on_clients = row.target == FaultTarget::Client || row.target == FaultTarget::Link;
+  const bool on_nodes = row.target == FaultTarget::Server || row.target == FaultTarget::Link;
+  if (f.get("clients")) {
+    if (!on_clients)
+      f.fail(f.name("clients"), "does not apply to " + std::string(row.name) + ", which acts on " +
+                                    std::string(target_name(row.target)) + "s, not clients");
+    fault.clients = f.strings("clients", {});
+    for (const auto& c : fault.clients)
+      if (auto e = client_name_error(c, s.clients); !e.empty()) f.fail(f.name("clients"), e);
+  }
   if (const json* nodes = f.get("nodes")) {
+    if (!on_nodes)
+      f.fail(f.name("nodes"), "does not apply to " + std::string(row.name) + ", which acts on " +
+                                  std::string(target_name(row.target)) +
+                                  (row.target == FaultTarget::Client ? "s" : "") +
+                                  " (node 0's replicas or master group, not chosen nodes)");
     if (!nodes->is_array()) f.fail(f.name("nodes"), "must be an array of server indices");
     for (const auto& n : *nodes) {
       if (!n.is_number_integer() || n.get<int>() < 0 || n.get<int>() > 16)
@@ -170,36 +234,93 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
       fault.nodes.push_back(n.get<int>());
     }
   }
-  fault.delta_ms = f.integer("delta_ms", 0, -kMaxMs, kMaxMs);
-  if (const json* rate = f.get("rate")) {
-    if (!rate->is_number() || rate->get<double>() <= 0 || rate->get<double>() > 1000)
-      f.fail(f.name("rate"), "must be a number in (0, 1000]");
-    fault.rate = rate->get<double>();
-  }
-  fault.delay_ms = f.integer("delay_ms", 0, 0, kMaxMs);
-  fault.jitter_ms = f.integer("jitter_ms", 0, 0, kMaxMs);
-  fault.how = f.string("how", "blackhole");
-  if (fault.how != "blackhole" && fault.how != "reject")
-    f.fail(f.name("how"), "must be \"blackhole\" or \"reject\"");
-  if (f.get("restart_after_ms"))
-    fault.restart_after_ms = f.integer("restart_after_ms", 0, 0, kMaxMs);
-  fault.mode = f.string("mode", "sentinel");
-  if (fault.mode != "sentinel" && fault.mode != "manual")
-    f.fail(f.name("mode"), "must be \"sentinel\" or \"manual\"");
+  fault.algorithms = f.strings("algorithms", {});
+  for (const auto& a : fault.algorithms)
+    if (std::find(s.algorithms.begin(), s.algorithms.end(), a) == s.algorithms.end())
+      f.fail(f.name("algorithms"),
+             "names \"" + a +
+                 "\", which the scenario does not run (it runs: " + joined(s.algorithms) + ")");
+
+  for (const auto& p : row.params) parse_param(f, fault, p);
+  for (const auto& other : all_param_names())
+    if (!find_param(fault.kind, other) && f.get(other)) {
+      std::string own;
+      for (const auto& p : row.params) own += (own.empty() ? "" : ", ") + std::string(p.name);
+      f.fail(f.name(other), "does not apply to " + std::string(row.name) +
+                                " (its parameters: " + (own.empty() ? "none" : own) + ")");
+    }
   f.string("why", "");
   f.done();
-  bool needs_duration = fault.kind == "pause" || fault.kind == "sigstop-node" ||
-                        fault.kind == "debug-sleep" || fault.kind == "clock-rate" ||
-                        fault.kind == "server-clock-rate";
-  if (needs_duration && !fault.duration_ms)
-    f.fail(f.name("duration_ms"), "is required for " + fault.kind);
-  if (fault.kind == "failover" && s.topology.replicas == 0)
+  if (fault.kind == FaultKind::Failover && s.topology.replicas == 0)
     f.fail(f.name("kind"), "failover needs topology.replicas >= 1");
-  if (fault.kind == "failover" && fault.mode == "sentinel" && s.topology.sentinels == 0)
+  if (fault.kind == FaultKind::Failover && fault.mode == "sentinel" && s.topology.sentinels == 0)
     f.fail(f.name("mode"), "sentinel failover needs topology.sentinels = 3");
-  if (fault.kind == "cut-replication" && s.topology.replicas == 0)
+  if (fault.kind == FaultKind::CutReplication && s.topology.replicas == 0)
     f.fail(f.name("kind"), "cut-replication needs topology.replicas >= 1");
   return fault;
+}
+
+const AlgorithmInfo& algorithm_info(const std::string& id) {
+  for (const auto& a : algorithms())
+    if (a.id == id) return a;
+  throw std::invalid_argument("unknown algorithm " + id);
+}
+
+bool nests(const std::string& step) {
+  return step == "before-reacquire" || step == "reacquired" || step == "before-inner-release" ||
+         step == "inner-released";
+}
+
+// What a fault's step and nodes mean for the algorithms it applies to: a
+// step no such algorithm reaches, or a server none has, is an error now,
+// not a run that silently tells no story.
+void check_fault_against_algorithms(const Fault& fault, size_t i, const Scenario& s) {
+  const std::string path = "faults[" + std::to_string(i) + "]";
+  auto fail = [&s, &path](const std::string& field, const std::string& what) {
+    throw ScenarioError(s.file.string() + ": field '" + path + "." + field + "' " + what);
+  };
+  const std::vector<std::string>& runs = fault.algorithms.empty() ? s.algorithms : fault.algorithms;
+  if (fault.when) {
+    const std::string& step = fault.when->step;
+    const auto& own = workload_steps();
+    const bool workload_step = std::find(own.begin(), own.end(), step) != own.end();
+    std::vector<std::string> offering, lacking;
+    for (const auto& a : runs) {
+      const auto& steps = algorithm_info(a).steps;
+      (std::find(steps.begin(), steps.end(), step) != steps.end() ? offering : lacking)
+          .push_back(a);
+    }
+    if (!workload_step && offering.empty()) {
+      std::vector<std::string> valid = own;
+      for (const auto& a : runs)
+        for (const auto& st : algorithm_info(a).steps)
+          if (std::find(valid.begin(), valid.end(), st) == valid.end()) valid.push_back(st);
+      fail("when.step", "is \"" + step + "\", which is not a step of " + joined(runs) +
+                            " (valid: " + joined(valid) + ")");
+    }
+    if (!workload_step && !lacking.empty())
+      fail("when.step", "is \"" + step + "\", a step of " + joined(offering) + " only, but " +
+                            joined(lacking) + " would never reach it: list the algorithms it is " +
+                            "for in " + path + ".algorithms");
+    if (nests(step)) {
+      if (s.workload.reentry < 2)
+        fail("when.step", "is \"" + step + "\", reached only when workload.reentry > 1");
+      for (const auto& a : runs)
+        if (!algorithm_info(a).reentrant)
+          fail("when.step", "is \"" + step + "\", reached only by re-entrant locks, but " + a +
+                                " does not nest: list the algorithms it is for in " + path +
+                                ".algorithms");
+    }
+  }
+  for (int node : fault.nodes)
+    for (const auto& a : runs) {
+      const ClusterShape shape = shape_for(a, s.topology);
+      const int servers = shape.masters + shape.replicas;
+      if (node >= servers)
+        fail("nodes", "names server " + std::to_string(node) + ", but " + a + " runs on " +
+                          std::to_string(servers) + " server" + (servers == 1 ? "" : "s") + " (0…" +
+                          std::to_string(servers - 1) + ", masters first)");
+    }
 }
 
 }  // namespace
@@ -294,6 +415,7 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
       s.faults.push_back(parse_fault((*faults)[i], "faults[" + std::to_string(i) + "]", s, file));
   }
   top.done();
+  for (size_t i = 0; i < s.faults.size(); ++i) check_fault_against_algorithms(s.faults[i], i, s);
   return s;
 }
 

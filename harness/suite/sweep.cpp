@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "atomic_file.h"
+#include "checkers.h"
 #include "matrix.h"
 #include "summary.h"
 #include "version.h"
@@ -19,25 +20,16 @@ using nlohmann::json;
 
 namespace {
 
-// The violation kinds the checkers report (harness/checkers).
-const std::set<std::string> kKinds = {"mutual-exclusion", "lost-update", "stale-write",
-                                      "token-order",      "ownership",   "liveness",
-                                      "reentrancy"};
-
-// The fault kinds whose effect is undone after duration_ms.
-const std::set<std::string> kTimedKinds = {"pause",
-                                           "clock-jump",
-                                           "clock-rate",
-                                           "server-clock-jump",
-                                           "server-clock-rate",
-                                           "sigstop-node",
-                                           "debug-sleep",
-                                           "partition",
-                                           "delay",
-                                           "cut-replication"};
+bool is_violation_kind(const std::string& kind) {
+  const auto& kinds = checkers::violation_kinds();
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
 
 bool is_integer(const std::string& param) {
-  return param != "rate";
+  for (const auto& row : fault_kinds())
+    for (const auto& p : row.params)
+      if (p.name == param) return p.type == ParamType::Integer;
+  return true;  // at_ms, duration_ms
 }
 
 std::string joined(const std::vector<std::string>& items) {
@@ -46,22 +38,33 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
+// Whether a fault of `kind` has `param` for a sweep to vary (at_ms aside).
+bool sweepable(FaultKind kind, const std::string& param) {
+  if (param == "duration_ms") return info(kind).duration != DurationRule::None;
+  const FaultParam* p = find_param(kind, param);
+  return p && p->sweepable;
+}
+
 // The kinds of fault a parameter belongs to, for error messages.
 std::string kinds_for(const std::string& param) {
-  if (param == "delta_ms") return "clock-jump and server-clock-jump";
-  if (param == "rate") return "clock-rate and server-clock-rate";
-  if (param == "delay_ms" || param == "jitter_ms") return "delay";
-  if (param == "restart_after_ms") return "crash-node";
   if (param == "at_ms") return "faults triggered at a time (\"at_ms\", not \"when\")";
-  std::vector<std::string> kinds(kTimedKinds.begin(), kTimedKinds.end());
+  std::vector<std::string> kinds;
+  for (const auto& row : fault_kinds())
+    if (sweepable(row.kind, param)) kinds.push_back(std::string(row.name));
   return joined(kinds);
 }
 
 }  // namespace
 
 const std::vector<std::string>& sweep_params() {
-  static const std::vector<std::string> params = {
-      "at_ms", "duration_ms", "delta_ms", "rate", "delay_ms", "jitter_ms", "restart_after_ms"};
+  static const std::vector<std::string> params = [] {
+    std::vector<std::string> out = {"at_ms", "duration_ms"};
+    for (const auto& row : fault_kinds())
+      for (const auto& p : row.params)
+        if (p.sweepable && std::find(out.begin(), out.end(), p.name) == out.end())
+          out.push_back(std::string(p.name));
+    return out;
+  }();
   return params;
 }
 
@@ -70,36 +73,18 @@ void check_sweep_param(const Fault& fault, const std::string& param) {
   if (std::find(params.begin(), params.end(), param) == params.end())
     throw std::invalid_argument("--param: \"" + param + "\" is not a numeric fault field (one of " +
                                 joined(params) + ")");
-  const std::string& k = fault.kind;
-  bool applies = param == "at_ms"              ? fault.at_ms.has_value()
-                 : param == "duration_ms"      ? kTimedKinds.count(k) > 0
-                 : param == "delta_ms"         ? k == "clock-jump" || k == "server-clock-jump"
-                 : param == "rate"             ? k == "clock-rate" || k == "server-clock-rate"
-                 : param == "restart_after_ms" ? k == "crash-node"
-                                               : k == "delay";  // delay_ms, jitter_ms
+  const bool applies = param == "at_ms" ? fault.at_ms.has_value() : sweepable(fault.kind, param);
   if (!applies)
-    throw std::invalid_argument("--param: a " + k + " fault has no " + param + " (it applies to " +
-                                kinds_for(param) + ")");
+    throw std::invalid_argument("--param: a " + std::string(fault.name()) + " fault has no " +
+                                param + " (it applies to " + kinds_for(param) + ")");
 }
 
 void set_fault_param(Fault& fault, const std::string& param, double value) {
-  const int64_t whole = std::llround(value);
-  if (param == "at_ms")
-    fault.at_ms = whole;
-  else if (param == "duration_ms")
-    fault.duration_ms = whole;
-  else if (param == "delta_ms")
-    fault.delta_ms = whole;
-  else if (param == "rate")
-    fault.rate = value;
-  else if (param == "delay_ms")
-    fault.delay_ms = whole;
-  else if (param == "jitter_ms")
-    fault.jitter_ms = whole;
-  else if (param == "restart_after_ms")
-    fault.restart_after_ms = whole;
-  else
-    throw std::invalid_argument("--param: \"" + param + "\" is not a numeric fault field");
+  try {
+    fault.set_number(param, value);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--param: ") + e.what());
+  }
 }
 
 std::string param_text(const std::string& param, double value) {
@@ -127,9 +112,9 @@ void validate_sweep(const Scenario& scenario, const SweepSpec& spec) {
     throw std::invalid_argument("--from: " + spec.param + " cannot be negative");
   if (!(spec.precision >= 0)) throw std::invalid_argument("--precision must be positive");
   if (spec.runs < 1) throw std::invalid_argument("--runs must be at least 1");
-  if (spec.kind && !kKinds.count(*spec.kind))
+  if (spec.kind && !is_violation_kind(*spec.kind))
     throw std::invalid_argument("--kind: unknown violation kind \"" + *spec.kind + "\" (one of " +
-                                joined({kKinds.begin(), kKinds.end()}) + ")");
+                                joined(checkers::violation_kinds()) + ")");
 }
 
 double effective_precision(const SweepSpec& spec) {
@@ -255,7 +240,7 @@ json run_sweep(const Scenario& scenario, const SweepOptions& options, const Cell
       {"scenario", scenario.name},
       {"scenario_file", scenario.file.string()},
       {"ttl_ms", scenario.workload.ttl_ms},
-      {"fault", {{"index", spec.fault}, {"kind", fault.kind}, {"fault", fault.describe()}}},
+      {"fault", {{"index", spec.fault}, {"kind", fault.name()}, {"fault", fault.describe()}}},
       {"param", spec.param},
       {"from", spec.from},
       {"to", spec.to},

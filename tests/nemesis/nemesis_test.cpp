@@ -185,15 +185,69 @@ TEST(Nemesis, ReentryCountLostInAFailoverReleasesTheLockTooEarly) {
 }
 
 TEST(Nemesis, ABadFaultTargetIsAClearError) {
-  Scenario scenario =
-      parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "duration_ms": 100,
+  // The loader names it before any server starts ...
+  EXPECT_THROW(parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "duration_ms": 100,
       "faults": [{"kind": "sigstop-node", "at_ms": 0, "nodes": [3], "duration_ms": 10}]})"),
-                     "bad.json");
+                              "bad.json"),
+               ScenarioError);
+  // ... and a scenario built by other means still gets a clear error, not a crash.
+  Scenario scenario = parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"],
+      "duration_ms": 100})"),
+                                     "bad.json");
+  Fault stop;
+  stop.kind = FaultKind::SigstopNode;
+  stop.at_ms = 0;
+  stop.duration_ms = 10;
+  stop.nodes = {3};
+  scenario.faults.push_back(stop);
   TempDir out;
   json result = run_algorithm(scenario, "set-nx-px", 1, out.path());
   ASSERT_TRUE(result["error"].is_string());
   EXPECT_NE(result["error"].get<std::string>().find("server 3 does not exist"), std::string::npos);
   EXPECT_EQ(result["verdict"], "unknown");
+}
+
+// A run records, for each of its faults, whether and when it fired; one
+// whose fault never fired did not tell its story and never counts as met.
+TEST(Nemesis, AFaultThatNeverFiresLeavesTheRunNotExercised) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 600,
+      "workload": {"ttl_ms": 1000, "ops_per_client": 3},
+      "faults": [
+        {"kind": "pause", "duration_ms": 50, "when": {"client": "c1", "step": "acquired"}},
+        {"kind": "pause", "duration_ms": 50, "when": {"client": "c2", "step": "acquired", "nth": 50}},
+        {"kind": "delay", "at_ms": 400, "delay_ms": 1}
+      ],
+      "expect": {"default": {"verdict": "safe"}}})",
+                    "set-nx-px");
+  ASSERT_EQ(r.result["faults"].size(), 3u) << r.result.dump(2);
+  const json& first = r.result["faults"][0];
+  EXPECT_EQ(first["index"], 0);
+  EXPECT_EQ(first["kind"], "pause");
+  EXPECT_EQ(first["trigger"], "c1 at step acquired (1st time)");
+  EXPECT_TRUE(first["fired"].get<bool>());
+  EXPECT_GT(first["fired_at_ms"].get<double>(), 0);
+  EXPECT_GE(first["ended_at_ms"].get<double>(), first["fired_at_ms"].get<double>() + 49);
+  // c2 takes the lock 3 times at most, never 50; the clients are done long before 400 ms.
+  EXPECT_FALSE(r.result["faults"][1]["fired"].get<bool>());
+  EXPECT_TRUE(r.result["faults"][1]["fired_at_ms"].is_null());
+  EXPECT_FALSE(r.result["faults"][2]["fired"].get<bool>());
+  EXPECT_FALSE(r.result["exercised"].get<bool>());
+  EXPECT_FALSE(r.result["expectation_met"].get<bool>());
+  EXPECT_EQ(r.result["verdict"], "safe");  // what was measured is still reported
+  EXPECT_EQ(r.events("nemesis", "pause", "info").size(), 2u);  // one start, one end
+}
+
+TEST(Nemesis, ARunWhoseFaultsAllFiredIsExercised) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 400,
+      "faults": [{"kind": "partition", "at_ms": 100, "duration_ms": 50, "how": "reject"}],
+      "expect": {"default": {"verdict": "safe"}}})",
+                    "set-nx-px");
+  ASSERT_EQ(r.result["faults"].size(), 1u);
+  EXPECT_TRUE(r.result["faults"][0]["fired"].get<bool>());
+  EXPECT_NEAR(r.result["faults"][0]["fired_at_ms"].get<double>(), 100, 50);
+  EXPECT_NEAR(r.result["faults"][0]["ended_at_ms"].get<double>(), 150, 50);
+  EXPECT_TRUE(r.result["exercised"].get<bool>());
+  EXPECT_TRUE(r.result["expectation_met"].get<bool>());
 }
 
 }  // namespace

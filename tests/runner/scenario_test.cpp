@@ -96,3 +96,109 @@ TEST(Scenario, EveryCanonicalScenarioLoads) {
 
 }  // namespace
 }  // namespace locklab
+
+namespace locklab {
+namespace {
+
+// A scenario with one fault, given as JSON text, for `algorithms`.
+json with_fault(const std::string& fault, const std::string& algorithms = R"(["set-nx-px"])",
+                const std::string& extra = "") {
+  return json::parse(R"({"algorithms":)" + algorithms + R"(,"duration_ms":500,"clients":2)" +
+                     extra + R"(,"faults":[)" + fault + "]}");
+}
+
+void expect_error(const json& document, const std::vector<std::string>& parts) {
+  const std::string error = error_of(document);
+  ASSERT_FALSE(error.empty()) << document.dump();
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  for (const auto& part : parts) EXPECT_NE(error.find(part), std::string::npos) << error;
+}
+
+TEST(ScenarioFaults, AnUnknownStepIsRejectedNamingTheValidOnes) {
+  expect_error(with_fault(R"({"kind":"pause","when":{"client":"c1","step":"acquird"},
+                              "duration_ms":100})"),
+               {"'faults[0].when.step'", "\"acquird\"", "not a step of set-nx-px",
+                "valid: before-acquire, acquired,", "released"});
+  // The algorithm's own steps are valid for it, and listed.
+  expect_error(with_fault(R"({"kind":"pause","when":{"client":"c1","step":"after-sned"},
+                              "duration_ms":100})",
+                          R"(["redlock"])"),
+               {"after-send, after-validity-check"});
+  EXPECT_EQ(error_of(with_fault(R"({"kind":"pause","when":{"client":"c1","step":"after-send"},
+                                    "duration_ms":100})",
+                                R"(["redlock"])")),
+            "");
+}
+
+TEST(ScenarioFaults, AStepOfSomeAlgorithmsOnlyMustSayWhichRunsItIsFor) {
+  const std::string fault = R"({"kind":"crash-client","when":{"client":"c1","step":"after-setnx"})";
+  expect_error(
+      with_fault(fault + "}", R"(["setnx-expire","set-nx-px"])"),
+      {"a step of setnx-expire only", "set-nx-px would never reach it", "faults[0].algorithms"});
+  EXPECT_EQ(error_of(with_fault(fault + R"(,"algorithms":["setnx-expire"]})",
+                                R"(["setnx-expire","set-nx-px"])")),
+            "");
+  expect_error(with_fault(fault + R"(,"algorithms":["redlock"]})", R"(["setnx-expire"])"),
+               {"'faults[0].algorithms'", "\"redlock\"", "does not run"});
+}
+
+TEST(ScenarioFaults, NestingStepsNeedReentryAndAReentrantLock) {
+  const std::string fault =
+      R"({"kind":"pause","duration_ms":50,"when":{"client":"c1","step":"reacquired"}})";
+  expect_error(with_fault(fault, R"(["redisson-hash"])"), {"workload.reentry > 1"});
+  expect_error(with_fault(fault, R"(["set-nx-px"])", R"(,"workload":{"reentry":2})"),
+               {"re-entrant", "set-nx-px does not nest"});
+  EXPECT_EQ(error_of(with_fault(fault, R"(["redisson-hash"])", R"(,"workload":{"reentry":2})")),
+            "");
+}
+
+TEST(ScenarioFaults, ATimeAtOrPastTheEndOfTheRunIsRejected) {
+  expect_error(with_fault(R"({"kind":"partition","at_ms":500})"),
+               {"'faults[0].at_ms'", "500 ms", "duration_ms 500", "never fire"});
+  EXPECT_EQ(error_of(with_fault(R"({"kind":"partition","at_ms":499})")), "");
+}
+
+TEST(ScenarioFaults, TargetsTheTopologyDoesNotHaveAreRejected) {
+  expect_error(with_fault(R"({"kind":"sigstop-node","at_ms":10,"duration_ms":10,"nodes":[1]})"),
+               {"'faults[0].nodes'", "server 1", "set-nx-px runs on 1 server"});
+  // Redlock runs on five masters even when the topology names one node.
+  EXPECT_EQ(error_of(with_fault(R"({"kind":"sigstop-node","at_ms":10,"duration_ms":10,
+                                    "nodes":[4]})",
+                                R"(["redlock"])")),
+            "");
+  expect_error(with_fault(R"({"kind":"pause","at_ms":10,"duration_ms":10,"clients":["c3"]})"),
+               {"'faults[0].clients'", "c1…c2"});
+  expect_error(with_fault(R"({"kind":"pause","duration_ms":10,"when":{"client":"c9",
+                              "step":"acquired"}})"),
+               {"'faults[0].when.client'", "c9"});
+}
+
+TEST(ScenarioFaults, FieldsAreReadAsTheFaultVocabularySays) {
+  expect_error(with_fault(R"({"kind":"pauze","at_ms":10})"),
+               {"'faults[0].kind'", "pause, crash-client", "failover", "\"pauze\""});
+  expect_error(with_fault(R"({"kind":"pause","at_ms":10})"),
+               {"'faults[0].duration_ms' is required for pause"});
+  expect_error(with_fault(R"({"kind":"crash-client","at_ms":10,"duration_ms":5})"),
+               {"'faults[0].duration_ms' does not apply to crash-client"});
+  expect_error(with_fault(R"({"kind":"pause","at_ms":10,"duration_ms":5,"delta_ms":3})"),
+               {"'faults[0].delta_ms' does not apply to pause", "its parameters: none"});
+  expect_error(with_fault(R"({"kind":"delay","at_ms":10,"rate":2})"),
+               {"'faults[0].rate' does not apply to delay", "delay_ms, jitter_ms"});
+  expect_error(with_fault(R"({"kind":"partition","at_ms":10,"how":"drop"})"),
+               {"'faults[0].how' must be \"blackhole\" or \"reject\""});
+  expect_error(with_fault(R"({"kind":"sigstop-node","at_ms":10,"duration_ms":5,
+                              "clients":["c1"]})"),
+               {"'faults[0].clients' does not apply to sigstop-node"});
+  expect_error(with_fault(R"({"kind":"clock-rate","at_ms":10,"duration_ms":5,"rate":0})"),
+               {"'faults[0].rate' must be a number in (0, 1000]"});
+  const Scenario s = parse_scenario(
+      with_fault(R"({"kind":"delay","at_ms":10,"delay_ms":40,"jitter_ms":5,"nodes":[0]})"),
+      "s.json");
+  ASSERT_EQ(s.faults.size(), 1u);
+  EXPECT_EQ(s.faults[0].kind, FaultKind::Delay);
+  EXPECT_EQ(s.faults[0].delay_ms, 40);
+  EXPECT_EQ(s.faults[0].jitter_ms, 5);
+}
+
+}  // namespace
+}  // namespace locklab

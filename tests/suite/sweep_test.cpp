@@ -19,7 +19,7 @@ using nlohmann::json;
 
 Fault fault(const std::string& kind) {
   Fault f;
-  f.kind = kind;
+  f.kind = fault_kind_named(kind).value();
   f.when = StepTrigger{"c1", "before-write", 1};
   f.duration_ms = 1000;
   return f;

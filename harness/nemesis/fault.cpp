@@ -1,0 +1,98 @@
+#include "fault.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace locklab {
+
+using nlohmann::json;
+
+namespace {
+
+std::string ordinal(int n) {
+  const int tens = n % 100, ones = n % 10;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th"
+                       : ones == 1                ? "st"
+                       : ones == 2                ? "nd"
+                       : ones == 3                ? "rd"
+                                                  : "th";
+  return std::to_string(n) + suffix;
+}
+
+}  // namespace
+
+json Fault::describe() const {
+  json j = json::object();
+  if (at_ms) j["at_ms"] = *at_ms;
+  if (when) j["when"] = {{"client", when->client}, {"step", when->step}, {"nth", when->nth}};
+  if (duration_ms) j["duration_ms"] = *duration_ms;
+  for (const FaultParam& p : info(kind).params) {
+    if (p.name == "how")
+      j["how"] = how;
+    else if (p.name == "mode")
+      j["mode"] = mode;
+    else if (auto value = number(p.name))
+      j[std::string(p.name)] =
+          p.type == ParamType::Integer ? json(std::llround(*value)) : json(*value);
+  }
+  return j;
+}
+
+std::string Fault::trigger_text() const {
+  if (at_ms) return "at " + std::to_string(*at_ms) + " ms";
+  if (when) return when->client + " at step " + when->step + " (" + ordinal(when->nth) + " time)";
+  return "never";
+}
+
+bool Fault::applies_to(std::string_view algorithm) const {
+  return algorithms.empty() ||
+         std::find(algorithms.begin(), algorithms.end(), algorithm) != algorithms.end();
+}
+
+std::optional<double> Fault::number(std::string_view param) const {
+  if (param == "at_ms") return at_ms ? std::optional<double>(double(*at_ms)) : std::nullopt;
+  if (param == "duration_ms")
+    return duration_ms ? std::optional<double>(double(*duration_ms)) : std::nullopt;
+  if (param == "restart_after_ms")
+    return restart_after_ms ? std::optional<double>(double(*restart_after_ms)) : std::nullopt;
+  if (param == "delta_ms") return double(delta_ms);
+  if (param == "rate") return rate;
+  if (param == "delay_ms") return double(delay_ms);
+  if (param == "jitter_ms") return double(jitter_ms);
+  return std::nullopt;
+}
+
+void Fault::set_number(std::string_view param, double value) {
+  const int64_t whole = std::llround(value);
+  if (param == "at_ms")
+    at_ms = whole;
+  else if (param == "duration_ms")
+    duration_ms = whole;
+  else if (param == "restart_after_ms")
+    restart_after_ms = whole;
+  else if (param == "delta_ms")
+    delta_ms = whole;
+  else if (param == "rate")
+    rate = value;
+  else if (param == "delay_ms")
+    delay_ms = whole;
+  else if (param == "jitter_ms")
+    jitter_ms = whole;
+  else
+    throw std::invalid_argument("\"" + std::string(param) + "\" is not a numeric fault field");
+}
+
+bool needs_server_clocks(const std::vector<Fault>& faults) {
+  return std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
+    return f.kind == FaultKind::ServerClockJump || f.kind == FaultKind::ServerClockRate;
+  });
+}
+
+bool moves_client_clocks(const std::vector<Fault>& faults) {
+  return std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
+    return f.kind == FaultKind::ClockJump || f.kind == FaultKind::ClockRate;
+  });
+}
+
+}  // namespace locklab

@@ -1,0 +1,50 @@
+// What the nemesis may act on in a run's cluster: the narrow interface the
+// runner's Cluster implements, so that the nemesis depends on the fault
+// tools and the servers, never on the runner.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+#include "connection.h"
+
+namespace locklab {
+
+class FaultProxy;
+class RedisServer;
+class ServerClock;
+
+class FaultTargets {
+ public:
+  virtual ~FaultTargets() = default;
+
+  // Servers are numbered masters first (0 … master_count()-1), then the
+  // replicas of master 0.
+  virtual size_t master_count() const = 0;
+  virtual size_t server_count() const = 0;
+  virtual RedisServer& server(size_t server) = 0;
+
+  // The clock of server `server`, or nullptr when the servers were not
+  // started under the clock shim.
+  virtual ServerClock* server_clock(size_t server) = 0;
+
+  // The proxy between client `client` (0-based) and server `server`.
+  virtual FaultProxy& link(size_t client, size_t server) = 0;
+
+  // The proxy replica `replica` (server master_count() + replica) replicates through.
+  virtual FaultProxy& replication_link(size_t replica) = 0;
+
+  // Whether Sentinel watches master 0.
+  virtual bool has_sentinels() const = 0;
+
+  // Waits (at most `timeout`) until Sentinel reports a master other than
+  // `old_master`, points node 0's clients at it and returns its server
+  // index. Throws std::runtime_error when no failover happened in time.
+  virtual size_t await_sentinel_failover(const Endpoint& old_master,
+                                         std::chrono::milliseconds timeout) = 0;
+
+  // Node 0 is served by server `server` from now on (after a failover).
+  virtual void redirect_node0(size_t server) = 0;
+};
+
+}  // namespace locklab

@@ -1,0 +1,84 @@
+// Adapters inside real runs: steps an adapter announces are steps a
+// scenario's fault can fire at; a story told at a step only the built-in
+// algorithm has does not apply to an adapter.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "runner.h"
+#include "scenario.h"
+#include "temp_dir.h"
+
+namespace locklab {
+namespace {
+
+using nlohmann::json;
+
+// c1 is paused for 400 ms at "after-send" the first time it reaches it.
+Scenario pause_after_send() {
+  return parse_scenario(json::parse(R"({"algorithms": ["redlock"], "clients": 2,
+      "duration_ms": 900, "workload": {"ttl_ms": 2000, "ops_per_client": 2},
+      "faults": [{"kind": "pause", "duration_ms": 400,
+                  "when": {"client": "c1", "step": "after-send"}}],
+      "expect": {"default": {"verdict": "safe"}}})"),
+                        "pause-after-send.json");
+}
+
+ExternalLock adapter(const std::string& command) {
+  ExternalLock lock;
+  lock.adapter.command = command;
+  lock.like = "redlock";
+  return lock;
+}
+
+std::vector<json> history(const std::filesystem::path& file) {
+  std::vector<json> events;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) events.push_back(json::parse(line));
+  return events;
+}
+
+TEST(AdapterSteps, AnAnnouncedStepFiresTheFaultThereAndHoldsTheAdapter) {
+  TempDir out;
+  const ExternalLock lock = adapter("/usr/bin/python3 " ADAPTER_TEST_DIR "/announces_steps.py");
+  json run = run_algorithm(pause_after_send(), "announces-steps", 1, out.path(), &lock);
+  ASSERT_TRUE(run["error"].is_null()) << run["error"];
+  EXPECT_FALSE(run.contains("not_applicable")) << run.dump(2);
+  ASSERT_EQ(run["faults"].size(), 1u);
+  EXPECT_TRUE(run["faults"][0]["fired"].get<bool>());
+  EXPECT_TRUE(run["exercised"].get<bool>());
+  // c1's first acquire completed only after the pause at its step ended.
+  int64_t invoked = -1, completed = -1;
+  for (const auto& e : history(out.path() / "announces-steps" / "history.jsonl")) {
+    if (e["process"] != "c1" || e["f"] != "acquire") continue;
+    if (e["type"] == "invoke" && invoked < 0) invoked = e["time_ns"];
+    if (e["type"] != "invoke" && completed < 0) completed = e["time_ns"];
+  }
+  ASSERT_GE(invoked, 0);
+  ASSERT_GE(completed, 0);
+  EXPECT_GE(completed - invoked, 400'000'000);
+}
+
+TEST(AdapterSteps, AStepOnlyTheBuiltInHasMakesTheCellNotApplicable) {
+  TempDir out;
+  const ExternalLock lock = adapter("/usr/bin/python3 " EXAMPLE_ADAPTERS_DIR "/redis_py_lock.py");
+  json run = run_algorithm(pause_after_send(), "redis-py-lock", 1, out.path(), &lock);
+  ASSERT_TRUE(run["not_applicable"].is_string()) << run.dump(2);
+  const std::string reason = run["not_applicable"];
+  EXPECT_NE(reason.find("after-send"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("redlock"), std::string::npos) << reason;
+  EXPECT_FALSE(run.value("expectation_met", true));
+  EXPECT_FALSE(std::filesystem::exists(out.path() / "redis-py-lock" / "history.jsonl"));
+}
+
+TEST(AdapterSteps, AnUndeclaredStepIsAProtocolErrorNamingIt) {
+  TempDir out;
+  const ExternalLock lock =
+      adapter("/usr/bin/python3 " ADAPTER_TEST_DIR "/announces_steps.py --undeclared");
+  json run = run_algorithm(pause_after_send(), "announces-steps", 1, out.path(), &lock);
+  ASSERT_TRUE(run["error"].is_string()) << run.dump(2);
+  EXPECT_NE(run["error"].get<std::string>().find("after-sned"), std::string::npos) << run["error"];
+}
+
+}  // namespace
+}  // namespace locklab
