@@ -10,6 +10,11 @@
 // token only lets a resource that checks it reject the stale writes. A
 // counter on an asynchronous replica can also go back after a failover.
 //
+// Timeouts and retries: Kleppmann's fencing asks for none of its own; those
+// of set-nx-px (the connection's 1 s command timeout, a lost reply ends the
+// acquire as Unknown, a held lock tried again every 5-25 ms), so the two
+// differ only in the token.
+//
 // Steps: none; acquire is a single script.
 // Below: one acquire attempt; the retry loop, release and extend are
 // SingleKeyLock's (single_key_lock.h).

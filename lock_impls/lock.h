@@ -1,7 +1,8 @@
 // The one interface every lock algorithm implements. An implementation is
 // written against the published description it follows, talks to Redis only
 // through Connections and reads time only through a Clock, both handed to it
-// in a LockContext.
+// in a LockContext (network timeouts aside: like a socket's, they run on the
+// monotonic clock, whatever the client believes the time to be).
 #pragma once
 
 #include <chrono>

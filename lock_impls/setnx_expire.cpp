@@ -8,6 +8,12 @@
 // with no expiry: the lock is held forever and every other client waits in
 // vain. SET key value NX PX ttl made this pattern unnecessary in Redis 2.6.12.
 //
+// Timeouts and retries: the blog-post recipe names none; those of set-nx-px
+// (the connection's 1 s command timeout, a held lock tried again every 5-25
+// ms). A lost SETNX reply ends the acquire as Unknown; so does a lost EXPIRE
+// reply, and it is not retried: the key may then have no expiry, which is
+// the recipe's weakness, not the lab's.
+//
 // Steps:
 //   "after-setnx"  SETNX succeeded, EXPIRE not yet sent
 // Below: one acquire attempt; the retry loop, release and extend are

@@ -22,6 +22,14 @@
 //     deadline frees the lock of the client that took it over. The safe
 //     variant narrows this to the time between its check and its DEL.
 //
+// Timeouts and retries: the recipe says only to try again later. A held lock
+// is tried again every 5-25 ms (random), at once when the key vanished
+// between SETNX and GET; each command waits the connection's 1 s command
+// timeout, and a lost reply to SETNX or GETSET ends the acquire as Unknown
+// (a lost GET reply as Refused: nothing of ours was written). The short poll
+// makes racing takeovers of an expired lock (FAILURE-STORIES 2) frequent
+// enough to show in a short run; any poll rate leaves them possible.
+//
 // Steps:
 //   "after-get"            a GET showed an expired deadline, before the GETSET
 //   "after-deadline-check" safe unlock only: the deadline has not passed, before the DEL

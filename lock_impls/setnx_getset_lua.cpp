@@ -10,6 +10,11 @@
 // the key (FAILURE-STORIES 2 and 3). The server-side expiry only means a
 // crashed client's key disappears by itself.
 //
+// Timeouts and retries: as setnx-getset's (a held lock tried again every
+// 5-25 ms, the connection's 1 s command timeout, a lost reply ends the
+// acquire as Unknown); the PHP libraries this follows poll in a sleep loop
+// of their own choosing, and no poll rate changes what the script allows.
+//
 // Steps: none; acquire is a single script.
 #include "setnx_getset_lua.h"
 

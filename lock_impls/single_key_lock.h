@@ -3,6 +3,12 @@
 // until it decides or its wait is over; release deletes the key only while it
 // still holds our value (compare_and_delete.lua); extend resets its TTL the
 // same way (compare_and_pexpire.lua). Each algorithm writes only its attempt.
+//
+// Timeouts and retries (shared by all four): every command waits at most the
+// connection's command timeout (1 s in the runner), and a lost reply is not
+// sent again: it ends the acquire as Unknown (a retried SET NX would find our
+// own key and fail). A lock held by someone else is tried again after
+// retry_delay() (5-25 ms, random) until the wait runs out.
 #pragma once
 
 #include <memory>

@@ -14,6 +14,17 @@
 // not fsynced), the failover may promote a replica that did not acknowledge,
 // and the lease is still a timeout (pauses, FAILURE-STORIES 5).
 //
+// Timeouts and retries: WAIT's timeout is the parameter above. Redis's WAIT
+// documentation suggests no value; Redisson (3.17), a client that WAITs
+// after taking a lock, waits 1 s for all available replicas under a 3 s
+// response timeout. We default to 100 ms because the lab's connections time out after
+// 1 s, and WAIT must answer before that to be told apart from a lost reply;
+// a replica in sync acknowledges within a millisecond or so (WAIT asks it at
+// once with REPLCONF GETACK), so the timeout only sets how long an attempt
+// whose replicas cannot answer takes, not whether it counts. Such an attempt
+// deletes its key and is retried like set-nx-px's (5-25 ms later, until the
+// wait runs out).
+//
 // Steps:
 //   "after-set"  SET NX PX succeeded on the master, WAIT not yet sent
 // Below: one acquire attempt; the retry loop, release and extend are

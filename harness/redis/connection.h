@@ -75,6 +75,14 @@ class Connection {
   // waiting at most the command timeout. Throws RedisError like command().
   virtual Reply receive() = 0;
 
+  // receive(), but waiting at most `timeout` (measured on the monotonic clock)
+  // for the reply instead of the command timeout; 0 or less takes only a
+  // reply that has already arrived. On a miss it throws RedisError with
+  // maybe_executed() true and drops the connection, like a timed-out
+  // receive(). For callers that wait on several connections under one
+  // deadline (Redlock's per-instance timeout).
+  virtual Reply receive_within(std::chrono::milliseconds timeout) = 0;
+
   // Where this connection goes (for the current connection; it may change
   // after a reconnect when the endpoint comes from Sentinel).
   virtual std::string describe() const = 0;

@@ -25,6 +25,13 @@ class GatedConnection final : public Connection {
     gate_.pass();
     return reply;
   }
+  // The gate is passed only once the reply is in (or the wait is over), so a
+  // pause never eats into `timeout`: that is the network's time.
+  Reply receive_within(std::chrono::milliseconds timeout) override {
+    Reply reply = inner_->receive_within(timeout);
+    gate_.pass();
+    return reply;
+  }
   std::string describe() const override { return inner_->describe(); }
 
  private:

@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <sstream>
 
 namespace locklab {
@@ -180,15 +182,31 @@ void HiredisConnection::send(const std::vector<std::string>& argv) {
 }
 
 Reply HiredisConnection::receive() {
+  return receive_within(options_.command_timeout);
+}
+
+Reply HiredisConnection::receive_within(std::chrono::milliseconds timeout) {
+  using std::chrono::steady_clock;
   if (!context_ || pending_.empty())
     throw RedisError(describe() + ": receive() without a command in flight", false);
-  std::string what = pending_.front();
+  const std::string what = pending_.front();
+  const steady_clock::time_point deadline = steady_clock::now() + timeout;
   void* raw = nullptr;
-  if (redisGetReply(context_, &raw) != REDIS_OK || !raw) {
-    std::string err = context_->errstr;
-    if (err == "Resource temporarily unavailable")
-      err = "timed out after " + std::to_string(options_.command_timeout.count()) + " ms";
-    fail(what + ": " + err, true);
+  // hiredis' blocking read waits its socket timeout per read(2); polling for
+  // the time left keeps the whole reply within `timeout`, and a reply already
+  // buffered (by hiredis or the kernel) is taken even when no time is left.
+  for (;;) {
+    if (redisGetReplyFromReader(context_, &raw) != REDIS_OK)
+      fail(what + ": " + context_->errstr, true);
+    if (raw) break;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - steady_clock::now());
+    pollfd p{context_->fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, int(std::max<int64_t>(0, left.count())));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) fail(what + ": poll: " + std::strerror(errno), true);
+    if (ready == 0)
+      fail(what + ": timed out after " + std::to_string(timeout.count()) + " ms", true);
+    if (redisBufferRead(context_) != REDIS_OK) fail(what + ": " + context_->errstr, true);
   }
   pending_.erase(pending_.begin());
   auto* reply = static_cast<redisReply*>(raw);

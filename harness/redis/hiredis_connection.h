@@ -22,6 +22,7 @@ class HiredisConnection final : public Connection {
 
   void send(const std::vector<std::string>& argv) override;
   Reply receive() override;
+  Reply receive_within(std::chrono::milliseconds timeout) override;
   std::string describe() const override;
 
   // Drops the current context (the next command reconnects).

@@ -32,6 +32,45 @@ TEST(Connection, CommandAgainstAPausedServerTimesOutInTimeAndRecoversAfterResume
   EXPECT_EQ(redis.command({"PING"}).str, "PONG") << "did not reconnect after the timeout";
 }
 
+TEST(Connection, ReceiveWithinWaitsItsOwnTimeoutNotTheCommandTimeout) {
+  RedisServer server;
+  HiredisConnection redis(server.endpoint(), {milliseconds(300), milliseconds(2000)});
+  ASSERT_EQ(redis.command({"PING"}).str, "PONG");
+  server.pause();
+  redis.send({"SET", "k", "v"});
+  auto start = steady_clock::now();
+  try {
+    redis.receive_within(milliseconds(100));
+    FAIL() << "a reply came from a stopped server";
+  } catch (const RedisError& e) {
+    EXPECT_TRUE(e.maybe_executed()) << e.what();
+    EXPECT_NE(std::string(e.what()).find("timed out after 100 ms"), std::string::npos) << e.what();
+  }
+  auto took = duration_cast<milliseconds>(steady_clock::now() - start);
+  EXPECT_GE(took.count(), 100);
+  EXPECT_LT(took.count(), 100 + 300) << "timeout + slack, far below the 2 s command timeout";
+  server.resume();
+  EXPECT_EQ(redis.command({"PING"}).str, "PONG") << "did not reconnect after the timeout";
+}
+
+TEST(Connection, ReceiveWithinZeroTakesOnlyRepliesThatAlreadyArrived) {
+  RedisServer server;
+  HiredisConnection redis(server.endpoint(), {milliseconds(300), milliseconds(2000)});
+  redis.send({"PING"});
+  redis.send({"ECHO", "second"});
+  std::this_thread::sleep_for(milliseconds(100));  // both replies are in by now
+  EXPECT_EQ(redis.receive_within(milliseconds(0)).str, "PONG");
+  EXPECT_EQ(redis.receive_within(milliseconds(0)).str, "second");
+
+  server.pause();
+  redis.send({"PING"});
+  auto start = steady_clock::now();
+  EXPECT_THROW(redis.receive_within(milliseconds(0)), RedisError);
+  EXPECT_LT(duration_cast<milliseconds>(steady_clock::now() - start).count(), 100)
+      << "nothing had arrived: it must not wait";
+  server.resume();
+}
+
 TEST(Connection, ACommandAfterTheServerClosedAnIdleConnectionGoesOnANewOne) {
   RedisServer server;
   HiredisConnection redis(server.endpoint(), {milliseconds(300), milliseconds(500)});
