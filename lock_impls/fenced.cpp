@@ -6,7 +6,7 @@
 // writes carrying a lower one.
 //
 // Known weakness: the lease itself is still a timeout, so a paused client
-// still believes it holds the lock after it expired (FAILURE-STORIES 5); the
+// still believes it holds the lock after it expired (docs/FAILURE-STORIES.md, story 5); the
 // token only lets a resource that checks it reject the stale writes. A
 // counter on an asynchronous replica can also go back after a failover.
 //

@@ -19,7 +19,7 @@
 // object stops the watchdog (a crashed client's lock then expires after one
 // lease); while the client's PauseGate is closed, destruction waits for it.
 //
-// Known weaknesses (FAILURE-STORIES 10, 11): a pause longer than the lease
+// Known weaknesses (docs/FAILURE-STORIES.md, stories 10, 11): a pause longer than the lease
 // freezes renewal with the client, the lease expires, another client acquires,
 // and the paused client resumes believing it holds the lock; a partition makes
 // renewals time out while the client keeps working unless it asks

@@ -44,7 +44,7 @@
 // seconds. The delay decides who holds the lock next, not whether two can
 // hold it at once.
 //
-// Known weaknesses (FAILURE-STORIES 6, 7, 9; Kleppmann 2016): safety rests
+// Known weaknesses (docs/FAILURE-STORIES.md, stories 6, 7, 9; Kleppmann 2016): safety rests
 // on bounded clock drift and bounded pauses. A clock jump on one instance, an
 // instance restarting empty before the TTL, or a client pause after the
 // validity check lets two clients hold the lock at once; there is no fencing

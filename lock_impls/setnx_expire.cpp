@@ -3,7 +3,7 @@
 // (seconds, rounded up). Release and extend compare our random value first
 // (Lua compare-and-delete / compare-and-pexpire), as set-nx-px does.
 //
-// Known weakness (FAILURE-STORIES 4): the two commands are not atomic. A
+// Known weakness (docs/FAILURE-STORIES.md, story 4): the two commands are not atomic. A
 // client that crashes (or loses its connection) between them leaves a key
 // with no expiry: the lock is held forever and every other client waits in
 // vain. SET key value NX PX ttl made this pattern unnecessary in Redis 2.6.12.

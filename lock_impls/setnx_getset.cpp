@@ -12,7 +12,7 @@
 // The "safe unlock" variant follows the recipe's advice to check, before the
 // DEL, that our own deadline has not passed.
 //
-// Known weaknesses (FAILURE-STORIES 1-3):
+// Known weaknesses (docs/FAILURE-STORIES.md, stories 1-3):
 //   - expiry is judged by each client's clock: a client whose clock runs ahead
 //     takes over a live lock;
 //   - the loser of a racing takeover has already overwritten the winner's
@@ -27,7 +27,7 @@
 // between SETNX and GET; each command waits the connection's 1 s command
 // timeout, and a lost reply to SETNX or GETSET ends the acquire as Unknown
 // (a lost GET reply as Refused: nothing of ours was written). The short poll
-// makes racing takeovers of an expired lock (FAILURE-STORIES 2) frequent
+// makes racing takeovers of an expired lock (docs/FAILURE-STORIES.md, story 2) frequent
 // enough to show in a short run; any poll rate leaves them possible.
 //
 // Steps:

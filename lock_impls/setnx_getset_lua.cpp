@@ -7,7 +7,7 @@
 // Known weaknesses: the script is atomic, so racing takeovers are gone, but
 // expiry is still judged by the client's clock (a client whose clock runs
 // ahead takes over a live lock), and the plain DEL still frees whoever holds
-// the key (FAILURE-STORIES 2 and 3). The server-side expiry only means a
+// the key (docs/FAILURE-STORIES.md, stories 2 and 3). The server-side expiry only means a
 // crashed client's key disappears by itself.
 //
 // Timeouts and retries: as setnx-getset's (a held lock tried again every

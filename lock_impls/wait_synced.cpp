@@ -9,10 +9,10 @@
 // least 1, as WAIT 0 would block forever; keep it below the connection's
 // command timeout).
 //
-// Known weakness: it narrows the failover window of FAILURE-STORIES 8 but
+// Known weakness: it narrows the failover window of docs/FAILURE-STORIES.md, story 8 but
 // does not close it: an acknowledged replica may still lose the key (it is
 // not fsynced), the failover may promote a replica that did not acknowledge,
-// and the lease is still a timeout (pauses, FAILURE-STORIES 5).
+// and the lease is still a timeout (pauses, docs/FAILURE-STORIES.md, story 5).
 //
 // Timeouts and retries: WAIT's timeout is the parameter above. Redis's WAIT
 // documentation suggests no value; Redisson (3.17), a client that WAITs

@@ -1,5 +1,5 @@
 // redisson-hash: re-entry, the watchdog, pub/sub wake-up, and the paused
-// client of FAILURE-STORIES 10.
+// client of docs/FAILURE-STORIES.md, story 10.
 #include <gtest/gtest.h>
 
 #include <thread>

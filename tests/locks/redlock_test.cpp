@@ -81,7 +81,7 @@ TEST_F(Redlock, SlowMinorityShrinksTheValidity) {
   EXPECT_GT(slow.lease->validity->count(), 0);
 }
 
-// FAILURE-STORIES 7: a pause while the replies wait in buffers outlasts the
+// docs/FAILURE-STORIES.md, story 7: a pause while the replies wait in buffers outlasts the
 // TTL; the elapsed-time check keeps the client from claiming the lock.
 TEST_F(Redlock, PauseBetweenSendAndRepliesLongerThanTheTtlClaimsNothing) {
   TestClient c1("redlock", "c1", endpoints);
