@@ -119,10 +119,12 @@ void RedisServer::start() {
       if (info.type == Reply::Type::String) {
         if (info.str.find("process_id:" + std::to_string(process_->pid()) + "\r") !=
             std::string::npos) {
-          // Ready means done loading the AOF too: until then commands fail with LOADING.
-          Reply persistence = probe.command({"INFO", "persistence"});
-          if (persistence.str.find("loading:0") != std::string::npos) return;
-          last_error = "still loading its data";
+          // Ready means done loading the AOF too: until then commands fail with
+          // LOADING. DBSIZE is refused while loading (INFO is not, and Redis 7
+          // reports loading:0 between the files of a multi-part AOF).
+          Reply size = probe.command({"DBSIZE"});
+          if (size.type == Reply::Type::Integer) return;
+          last_error = "still loading its data (" + size.describe() + ")";
         } else {
           last_error = "another process answers on port " + std::to_string(port_);
         }
