@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "results.h"
+
 namespace locklab::reports {
 
 // `text` safe inside HTML or SVG element content and quoted attribute values.
@@ -26,9 +28,16 @@ std::string slug(std::string_view text);
 // `times` > 0 it reads "violated ×3" (a verdict of repeated runs).
 std::string verdict_pill(std::string_view verdict, size_t times = 0);
 
-// Whether the measured verdict met the expectation, as a badge people cannot
-// miss: "expectation met", "expectation NOT met", or "no expectation".
-std::string expectation_badge(std::optional<bool> met);
+// How a run stands against its expectation, as a badge people cannot miss:
+// "✓ met", "✗ UNMET", "⚠ NOT EXERCISED", "not applicable", "✓ safer than
+// LIKE", "✗ run failed", or "no expectation" for nullopt; its tooltip says
+// what that means. `like` names the built-in a safer-than run stands in for.
+std::string outcome_badge(std::optional<RunOutcome> outcome, const std::string& like = "");
+
+// The CSS class of an outcome, shared by badges, sections and matrix cells:
+// "met", "not-met", "not-exercised", "not-applicable", "safer", "failed", or
+// "none" for nullopt.
+std::string outcome_class(std::optional<RunOutcome> outcome);
 
 // A complete page: the embedded template with `title` (escaped here), the
 // embedded stylesheet and `body` (already HTML).

@@ -9,7 +9,10 @@ namespace locklab::reports {
 
 // Writes RUN_DIR/report.html for a run directory (RUN_DIR/results.json and the
 // history.jsonl of each algorithm it names) and returns its path. Per
-// algorithm: verdict against expectation, stats, a timeline of holds,
+// algorithm: verdict against expectation with the run's outcome as a badge
+// (met, UNMET, NOT EXERCISED, not applicable, safer than the built-in,
+// failed), stats, a table of the scenario's faults (when each fired and
+// ended, the ones that never fired highlighted), a timeline of holds,
 // operations and faults with every violation drawn on top, and the history
 // events of each violation. The file is replaced atomically: there is never a
 // half-written report. Throws std::runtime_error naming the file when
@@ -17,8 +20,10 @@ namespace locklab::reports {
 std::filesystem::path write_run_report(const std::filesystem::path& run_dir);
 
 // Writes SUITE_DIR/index.html and returns its path: the matrix scenario ×
-// algorithm, each cell the measured verdict against the expectation, linking
-// to the run report of the scenario, which is (re)written as well. Scenarios
+// algorithm, each cell the measured verdict against the expectation, styled
+// by the cell's outcome (a legend names each style) and linking to the run
+// report of the scenario, which is (re)written as well; above it, the runs
+// counted per outcome. Scenarios
 // are the subdirectories holding a results.json, in the order of the suite's
 // own results.json when it lists them. A scenario whose files are broken shows
 // as a broken row; the index is still written. Throws std::runtime_error naming

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "html.h"
 #include "report.h"
@@ -30,7 +31,7 @@ constexpr int kMaxShrinks = 5;
 constexpr size_t kMaxCloseUps = 3;
 constexpr double kCloseUpShare = 0.2;
 
-// A stat or count for people: 1,234; an object (per-lock counters) as "L: 198, M: 3".
+// A field of a history event for people: 1,234; an object as "L: 198, M: 3".
 std::string text_of(const nlohmann::ordered_json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_number_integer()) return format_count(value.get<int64_t>());
@@ -54,8 +55,39 @@ std::string breakable(const std::string& text) {
 }
 
 // "set-nx-px", or "set-nx-px run 2" when a suite repeated it.
-std::string run_name(const AlgorithmRun& run) {
+std::string run_name(const RunResult& run) {
   return run.algorithm + (run.run ? " run " + std::to_string(*run.run) : "");
+}
+
+// The violations the run's checkers listed (none without a check).
+const std::vector<Violation>& violations_of(const RunResult& run) {
+  static const std::vector<Violation> none;
+  return run.check ? run.check->violations : none;
+}
+
+// Milliseconds since the run started, for people.
+std::string ms_text(double ms) {
+  return format_duration(int64_t(std::llround(ms * 1e6)));
+}
+
+// The table of what became of each of the scenario's faults in the run.
+std::string faults_table(const RunResult& run) {
+  if (run.faults.empty()) return "";
+  std::string out =
+      "<h3>Faults</h3><table class=\"faults\"><thead><tr><th>#</th><th>kind</th><th>trigger</th>"
+      "<th>fired at</th><th>ended at</th></tr></thead><tbody>";
+  for (const auto& fault : run.faults) {
+    out += std::string(fault.fired ? "<tr>" : "<tr class=\"never-fired\">") + "<td>" +
+           std::to_string(fault.index) + "</td><td>" + escape(fault.kind) + "</td><td>" +
+           escape(fault.trigger) + "</td>";
+    if (!fault.fired) {
+      out += "<td colspan=\"2\" class=\"never-fired\">never fired</td></tr>";
+      continue;
+    }
+    out += "<td>" + (fault.fired_at_ms ? escape(ms_text(*fault.fired_at_ms)) : "—") + "</td><td>" +
+           (fault.ended_at_ms ? escape(ms_text(*fault.ended_at_ms)) : "—") + "</td></tr>";
+  }
+  return out + "</tbody></table>";
 }
 
 // The first `detailed` violations whose events, together, fit the budget.
@@ -76,20 +108,21 @@ size_t detailed_prefix(const std::vector<Violation>& violations, size_t max_even
 class Section {
  public:
   // Reads the history: the events of as many violations as a full page shows.
-  Section(const AlgorithmRun& run, std::string id, const std::filesystem::path& run_dir)
-      : run_(run), id_(std::move(id)) {
+  Section(const RunResult& run, std::string id, const std::filesystem::path& run_dir)
+      : run_(run), violations_(violations_of(run)), id_(std::move(id)) {
     // Paths as the reader of the run directory knows them, wherever it was moved.
-    auto relative = run.history.lexically_relative(run_dir);
-    history_name_ = relative.empty() ? run.history.string() : relative.string();
+    const std::filesystem::path history = history_path(run_dir, run);
+    auto relative = history.lexically_relative(run_dir);
+    history_name_ = relative.empty() ? history.string() : relative.string();
     std::set<int64_t> kept, located;
-    size_t detailed = detailed_prefix(run.violations, kMaxDetailedEvents);
-    for (size_t k = 0; k < run.violations.size(); ++k)
-      for (int64_t e : run.violations[k].events) {
+    size_t detailed = detailed_prefix(violations_, kMaxDetailedEvents);
+    for (size_t k = 0; k < violations_.size(); ++k)
+      for (int64_t e : violations_[k].events) {
         located.insert(e);
         if (k < detailed) kept.insert(e);
       }
-    if (std::filesystem::exists(run.history)) {
-      timeline_ = read_timeline(run.history, kept, located);
+    if (!run.not_applicable && std::filesystem::exists(history)) {
+      timeline_ = read_timeline(history, kept, located);
       has_history_ = true;
     }
   }
@@ -97,23 +130,32 @@ class Section {
   // The section's HTML with `budget` (0, 1] of the full detail.
   std::string html(double budget) {
     budget_ = budget;
-    detailed_ = detailed_prefix(run_.violations, scaled(kMaxDetailedEvents));
+    detailed_ = detailed_prefix(violations_, scaled(kMaxDetailedEvents));
     shown_.clear();
     violations_of_.clear();
     for (size_t k = 0; k < detailed_; ++k)
-      for (int64_t e : run_.violations[k].events) {
+      for (int64_t e : violations_[k].events) {
         shown_.insert(e);
         auto& numbers = violations_of_[e];
         if (numbers.empty() || numbers.back() != k + 1) numbers.push_back(k + 1);
       }
 
-    std::string state = !run_.expectation_met ? "" : *run_.expectation_met ? " met" : " not-met";
-    std::string out = "<section class=\"algorithm" + state + "\" id=\"" + escape(id_) + "\">";
+    std::string out = "<section class=\"algorithm " + outcome_class(run_.outcome) + "\" id=\"" +
+                      escape(id_) + "\">";
     out += head();
     if (run_.error)
       out += "<div class=\"error\"><b>The run failed:</b> <pre>" + escape(*run_.error) +
              "</pre></div>";
+    if (run_.not_applicable)
+      return out + "<p class=\"notice not-applicable\"><b>Not applicable:</b> " +
+             escape(*run_.not_applicable) + "</p>" + faults_table(run_) + "</section>";
+    if (run_.outcome == RunOutcome::kNotExercised)
+      out += "<p class=\"notice not-exercised\"><b>Not exercised:</b> " +
+             escape(never_fired(run_)) +
+             ", so this run did not play the scenario's story; its verdict says nothing about "
+             "it.</p>";
     out += facts();
+    out += faults_table(run_);
     out += timeline();
     out += violations();
     out += events();
@@ -123,44 +165,41 @@ class Section {
 
  private:
   std::set<std::string> found_kinds() const {
-    std::set<std::string> kinds;
-    for (const auto& v : run_.violations) kinds.insert(v.kind);
-    return kinds;
+    std::vector<std::string> kinds = locklab::found_kinds(run_);
+    return {kinds.begin(), kinds.end()};
   }
 
   std::string head() const {
     std::string out = "<header class=\"algorithm-head\"><h2>" + escape(run_name(run_)) + "</h2>" +
-                      verdict_pill(run_.verdict) + expectation_badge(run_.expectation_met);
+                      verdict_pill(run_.verdict) +
+                      outcome_badge(run_.outcome, run_.like.value_or(""));
     std::vector<std::string> meta;
-    if (!run_.seed.empty()) meta.push_back("seed " + run_.seed);
+    if (run_.seed) meta.push_back("seed " + std::to_string(*run_.seed));
     if (run_.seconds) meta.push_back("took " + format_duration(int64_t(*run_.seconds * 1e9)));
     for (size_t i = 0; i < meta.size(); ++i)
       out += std::string(i ? " · " : "<span class=\"run-meta\">") + escape(meta[i]);
     out += std::string(meta.empty() ? "" : "</span>") + "</header>";
-    if (!run_.expected_verdict && run_.expected_kinds.empty() && run_.expected_absent.empty())
-      return out;
+    if (!run_.expected) return out;
+    const Expectation& expected = *run_.expected;
 
     std::set<std::string> found = found_kinds();
-    auto counted = [&](const std::string& kind) {
-      return found.count(kind) || (run_.counts.is_object() && run_.counts.contains(kind) &&
-                                   run_.counts[kind].is_number() && run_.counts[kind] > 0);
-    };
-    out +=
-        "<p class=\"expected\">Expected <b>" + escape(run_.expected_verdict.value_or("?")) + "</b>";
-    for (size_t i = 0; i < run_.expected_kinds.size(); ++i) {
-      const auto& kind = run_.expected_kinds[i];
+    auto counted = [&](const std::string& kind) { return found.count(kind) > 0; };
+    out += "<p class=\"expected\">Expected <b>" + escape(expected.verdict) + "</b>";
+    for (size_t i = 0; i < expected.kinds.size(); ++i) {
+      const auto& kind = expected.kinds[i];
       bool seen = counted(kind);
       out += std::string(i ? ", " : " with ") + "<span class=\"kind " +
              (seen ? "found" : "missing") + "\">" + escape(kind) + (seen ? " ✓" : " (not found)") +
              "</span>";
     }
-    for (size_t i = 0; i < run_.expected_absent.size(); ++i) {
-      const auto& kind = run_.expected_absent[i];
+    for (size_t i = 0; i < expected.absent.size(); ++i) {
+      const auto& kind = expected.absent[i];
       bool seen = counted(kind);
       out += std::string(i ? ", " : " and no ") + "<span class=\"kind " +
              (seen ? "missing" : "absent") + "\">" + escape(kind) + (seen ? " (found!)" : " ✓") +
              "</span>";
     }
+    if (run_.like) out += " (as for " + escape(*run_.like) + ", which this lock stands in for)";
     out += "; measured <b>" + escape(run_.verdict) + "</b>";
     bool first = true;
     for (const auto& kind : found) {
@@ -173,20 +212,38 @@ class Section {
 
   std::string facts() const {
     std::string out;
-    const std::set<std::string> found = found_kinds();
-    auto tiles = [&](const nlohmann::ordered_json& object, const char* caption) {
-      if (!object.is_object() || object.empty()) return;
+    using Tiles = std::vector<std::tuple<std::string, std::string, bool>>;  // name, value, bad
+    auto tiles = [&](const Tiles& facts, const char* caption) {
+      if (facts.empty()) return;
       out +=
           "<div class=\"facts\"><span class=\"facts-caption\">" + std::string(caption) + "</span>";
-      for (const auto& [key, value] : object.items()) {
-        bool violation = found.count(key) && value.is_number() && value > 0;
-        out += "<span class=\"fact" + std::string(violation ? " bad" : "") + "\"><b>" +
-               escape(text_of(value)) + "</b>" + escape(key) + "</span>";
-      }
+      for (const auto& [key, value, bad] : facts)
+        out += "<span class=\"fact" + std::string(bad ? " bad" : "") + "\"><b>" + escape(value) +
+               "</b>" + escape(key) + "</span>";
       out += "</div>";
     };
-    tiles(run_.stats, "run");
-    tiles(run_.counts, "checker");
+    if (run_.stats) {
+      const RunStats& s = *run_.stats;
+      std::string counters;
+      for (const auto& [lock, value] : s.counters)
+        counters += (counters.empty() ? "" : ", ") + lock + ": " + format_count(value);
+      Tiles facts = {{"acquires_ok", format_count(s.acquires_ok), false},
+                     {"acquires_failed", format_count(s.acquires_failed), false},
+                     {"acquires_unknown", format_count(s.acquires_unknown), false},
+                     {"writes_accepted", format_count(s.writes_accepted), false},
+                     {"writes_rejected", format_count(s.writes_rejected), false},
+                     {"lost", format_count(s.lost), false}};
+      if (!counters.empty()) facts.emplace_back("counters", counters, false);
+      facts.emplace_back("events", format_count(s.events), false);
+      tiles(facts, "run");
+    }
+    if (run_.check) {
+      const std::set<std::string> found = found_kinds();
+      Tiles facts;
+      for (const auto& [key, value] : run_.check->counts)
+        facts.emplace_back(key, format_count(value), found.count(key) && value > 0);
+      tiles(facts, "checker");
+    }
     return out;
   }
 
@@ -201,7 +258,7 @@ class Section {
     options.anchor_prefix = options.svg_id = id_;
     options.detailed = detailed_;
     options.budget = budget_;
-    TimelineDrawing drawing = draw_timeline(timeline_, run_.violations, options);
+    TimelineDrawing drawing = draw_timeline(timeline_, violations_, options);
     out += "<p class=\"hint\">" + format_count(timeline_.event_count) + " events over " +
            format_duration(timeline_.end_ns) +
            ". Hover any shape for details; click a violation or one of its circled events to "
@@ -210,14 +267,14 @@ class Section {
     for (const auto& note : drawing.notes) out += "<p class=\"notice\">" + escape(note) + "</p>";
 
     // Violations that take a sliver of a long run get a close-up of their own.
-    auto windows = violation_windows(timeline_, run_.violations, kMaxCloseUps + 1);
+    auto windows = violation_windows(timeline_, violations_, kMaxCloseUps + 1);
     for (size_t i = 0; i < std::min(windows.size(), kMaxCloseUps); ++i) {
       auto [from, to] = windows[i];
       if (double(to - from) > kCloseUpShare * double(timeline_.end_ns)) continue;
       options.svg_id = id_ + "-closeup-" + std::to_string(i + 1);
       options.from_ns = from;
       options.to_ns = to;
-      TimelineDrawing closeup = draw_timeline(timeline_, run_.violations, options);
+      TimelineDrawing closeup = draw_timeline(timeline_, violations_, options);
       out += "<h4>Close-up: " + escape(format_duration(from)) + " → " +
              escape(format_duration(to)) + "</h4><div class=\"timeline-box\">" + closeup.svg +
              "</div>";
@@ -230,8 +287,8 @@ class Section {
   }
 
   std::string violations() const {
-    if (run_.violations.empty()) return "";
-    const auto& all = run_.violations;
+    if (violations_.empty()) return "";
+    const auto& all = violations_;
     std::string out =
         "<h3>Violations (" + format_count(int64_t(all.size())) + ")</h3><ol class=\"violations\">";
     size_t listed = std::min(all.size(), scaled(kMaxListedViolations));
@@ -335,7 +392,8 @@ class Section {
 
   size_t scaled(size_t full) const { return std::max<size_t>(20, size_t(double(full) * budget_)); }
 
-  const AlgorithmRun& run_;
+  const RunResult& run_;
+  const std::vector<Violation>& violations_;
   std::string id_;
   double budget_ = 1;
   size_t detailed_ = 0;
@@ -346,7 +404,7 @@ class Section {
   Timeline timeline_;
 };
 
-std::string page_head(const RunResults& results) {
+std::string page_head(const ScenarioResults& results) {
   std::string out =
       "<header class=\"page-head\"><div class=\"crumb\">locklab run report</div><h1>" +
       escape(results.scenario) + "</h1>";
@@ -354,7 +412,7 @@ std::string page_head(const RunResults& results) {
     out += "<p class=\"description\">" + escape(results.description) + "</p>";
   std::vector<std::string> meta;
   if (!results.scenario_file.empty()) meta.push_back("scenario file " + results.scenario_file);
-  if (!results.seed.empty()) meta.push_back("seed " + results.seed);
+  if (results.seed) meta.push_back("seed " + std::to_string(*results.seed));
   if (!results.locklab_version.empty()) meta.push_back("locklab " + results.locklab_version);
   if (!meta.empty()) {
     out += "<p class=\"meta\">";
@@ -364,19 +422,32 @@ std::string page_head(const RunResults& results) {
   return out + "</header>";
 }
 
-std::string summary(const RunResults& results, const std::vector<std::string>& ids) {
-  size_t met = 0, not_met = 0;
-  for (const auto& run : results.runs) {
-    if (run.expectation_met == true) ++met;
-    if (run.expectation_met == false) ++not_met;
-  }
+std::string summary(const ScenarioResults& results, const std::vector<std::string>& ids) {
+  std::map<RunOutcome, size_t> outcomes;
+  for (const auto& run : results.runs)
+    if (run.outcome) ++outcomes[*run.outcome];
+  auto n = [&](RunOutcome o) { return outcomes.count(o) ? outcomes[o] : size_t(0); };
+  const size_t bad = n(RunOutcome::kUnmet) + n(RunOutcome::kNotExercised) + n(RunOutcome::kError);
+  const size_t passed =
+      n(RunOutcome::kMet) + n(RunOutcome::kSaferThan) + n(RunOutcome::kNotApplicable);
+  const std::string of = " of " + std::to_string(results.runs.size());
   std::string out;
-  if (not_met > 0)
-    out += "<div class=\"banner bad\">" + std::to_string(not_met) + " of " +
-           std::to_string(results.runs.size()) + " algorithms did NOT do what was expected</div>";
-  else if (met > 0)
+  if (bad > 0) {
+    out += "<div class=\"banner bad\">" + std::to_string(bad) + of +
+           " algorithms did NOT do what was expected";
+    if (n(RunOutcome::kNotExercised) > 0)
+      out += " (" + std::to_string(n(RunOutcome::kNotExercised)) +
+             " NOT EXERCISED: a fault never fired)";
+    out += "</div>";
+  } else if (passed > 0) {
     out += "<div class=\"banner good\">Every algorithm with an expectation met it (" +
-           std::to_string(met) + " of " + std::to_string(results.runs.size()) + ")</div>";
+           std::to_string(passed) + of + ")";
+    if (n(RunOutcome::kSaferThan) > 0)
+      out += "; " + std::to_string(n(RunOutcome::kSaferThan)) + " safer than the built-in";
+    if (n(RunOutcome::kNotApplicable) > 0)
+      out += "; " + std::to_string(n(RunOutcome::kNotApplicable)) + " not applicable";
+    out += "</div>";
+  }
   out +=
       "<table class=\"summary\"><thead><tr><th>algorithm</th><th>measured</th><th>expected</th>"
       "<th></th><th>violations</th></tr></thead><tbody>";
@@ -384,9 +455,9 @@ std::string summary(const RunResults& results, const std::vector<std::string>& i
     const auto& run = results.runs[i];
     out += "<tr><td><a href=\"#" + escape(ids[i]) + "\">" + escape(run_name(run)) +
            "</a></td><td>" + verdict_pill(run.verdict) + "</td><td>" +
-           (run.expected_verdict ? escape(*run.expected_verdict) : "—") + "</td><td>" +
-           expectation_badge(run.expectation_met) + "</td><td>" +
-           format_count(int64_t(run.violations.size())) + "</td></tr>";
+           (run.expected ? escape(run.expected->verdict) : "—") + "</td><td>" +
+           outcome_badge(run.outcome, run.like.value_or("")) + "</td><td>" +
+           format_count(int64_t(violations_of(run).size())) + "</td></tr>";
   }
   return out + "</tbody></table>";
 }
@@ -394,7 +465,7 @@ std::string summary(const RunResults& results, const std::vector<std::string>& i
 }  // namespace
 
 std::filesystem::path write_run_report(const std::filesystem::path& run_dir) {
-  RunResults results = read_run_results(run_dir);
+  ScenarioResults results = read_run_results(run_dir);
   // Every section is built (and every history read) before anything is
   // written, so bad input leaves no report behind.
   std::vector<std::string> ids = section_ids(results);

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 struct Row {
   fs::path dir;
   std::string link;  // the run report, relative to the index
-  std::optional<RunResults> results;
+  std::optional<ScenarioResults> results;
   std::vector<std::string> ids;  // section ids in the run report
   std::string problem;           // why the row is broken, if it is
 };
@@ -93,9 +93,32 @@ std::string counted(size_t n, const std::string& noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
+// What a matrix cell says for each cell outcome: its mark for one run, and
+// the legend's words.
+struct CellStyle {
+  std::optional<RunOutcome> outcome;
+  const char* mark;
+  const char* legend;
+};
+const CellStyle kCellStyles[] = {
+    {RunOutcome::kMet, "✓ met", "met: measured what the scenario expects"},
+    {RunOutcome::kSaferThan, "✓ safer than", "safer: survived a story that breaks the built-in"},
+    {RunOutcome::kNotApplicable, "not applicable", "not applicable: not run for this lock"},
+    {RunOutcome::kNotExercised, "⚠ NOT EXERCISED", "NOT EXERCISED: a fault never fired"},
+    {RunOutcome::kUnmet, "✗ NOT met", "NOT met: the expectation was not met"},
+    {RunOutcome::kError, "✗ failed", "failed: the run could not be completed"},
+    {std::nullopt, "", "no expectation"},
+};
+
+const CellStyle& style_of(std::optional<RunOutcome> outcome) {
+  for (const auto& style : kCellStyles)
+    if (style.outcome == outcome) return style;
+  return kCellStyles[std::size(kCellStyles) - 1];
+}
+
 // One cell: every run of `algorithm` in the row's scenario (a suite may
-// repeat each one). It links to the first run that missed its expectation,
-// else to the first run.
+// repeat each one), styled by the cell's outcome (cell_outcome). It links to
+// the first run that does not pass, else to the first run.
 std::string cell(const Row& row, const std::string& algorithm) {
   const auto& runs = row.results->runs;
   std::vector<size_t> mine;
@@ -103,47 +126,71 @@ std::string cell(const Row& row, const std::string& algorithm) {
     if (runs[i].algorithm == algorithm) mine.push_back(i);
   if (mine.empty()) return "<td class=\"cell absent\">not run</td>";
 
-  size_t met = 0, not_met = 0, failed = 0;
   std::map<std::string, size_t> verdicts;
-  size_t target = mine.front();
+  std::map<RunOutcome, size_t> counts;
+  std::vector<RunOutcome> outcomes;
+  std::optional<size_t> target;
   for (size_t i : mine) {
-    const AlgorithmRun& run = runs[i];
+    const RunResult& run = runs[i];
     ++verdicts[run.verdict];
-    if (run.error) ++failed;
-    if (run.expectation_met == true) ++met;
-    if (run.expectation_met == false && not_met++ == 0) target = i;
+    if (!run.outcome) continue;
+    outcomes.push_back(*run.outcome);
+    ++counts[*run.outcome];
+    if (!passes(*run.outcome) && !target) target = i;
   }
-  const AlgorithmRun& first = runs[mine.front()];
-  std::string state = not_met ? "not-met" : met ? "met" : "none";
-  if (failed) state += " failed";
+  const RunResult& first = runs[mine.front()];
+  const std::optional<RunOutcome> outcome = cell_outcome(outcomes);
+  const std::string like = first.like.value_or("the built-in");
 
   std::string tip = algorithm + " in " + row.results->scenario + ": measured";
   for (const auto& [verdict, n] : verdicts)
     tip += " " + verdict + (mine.size() > 1 ? " ×" + std::to_string(n) : "");
-  if (first.expected_verdict) tip += ", expected " + *first.expected_verdict;
-  for (size_t i = 0; i < first.expected_kinds.size(); ++i)
-    tip += (i ? ", " : " with ") + first.expected_kinds[i];
-  for (size_t i : mine)
-    if (runs[i].error) tip += "; failed: " + *runs[i].error;
+  if (first.expected) tip += ", expected " + expected_text(*first.expected);
+  if (first.like) tip += " (as " + *first.like + ")";
+  for (size_t i : mine) {
+    const RunResult& run = runs[i];
+    if (run.error) tip += "; failed: " + *run.error;
+    if (run.outcome == RunOutcome::kNotExercised) tip += "; " + never_fired(run);
+    if (run.not_applicable) tip += "; not applicable: " + *run.not_applicable;
+  }
 
   std::string inner;
   for (const auto& [verdict, n] : verdicts) inner += verdict_pill(verdict, mine.size() > 1 ? n : 0);
-  if (first.expected_verdict)
+  if (first.expected)
     inner +=
-        "<span class=\"cell-expected\">expected " + escape(*first.expected_verdict) + "</span>";
+        "<span class=\"cell-expected\">expected " + escape(first.expected->verdict) + "</span>";
   std::string mark;
-  if (met + not_met > 0 && mine.size() > 1)
-    mark = std::to_string(met) + "/" + std::to_string(mine.size()) + " met";
-  else if (met + not_met > 0)
-    mark = not_met ? "✗ NOT met" : "✓ met";
+  if (outcome && mine.size() > 1) {
+    mark = std::to_string(counts[RunOutcome::kMet]) + "/" + std::to_string(mine.size()) + " met";
+    for (auto [o, words] : {std::pair{RunOutcome::kSaferThan, " safer"},
+                            std::pair{RunOutcome::kNotApplicable, " not applicable"},
+                            std::pair{RunOutcome::kNotExercised, " NOT EXERCISED"},
+                            std::pair{RunOutcome::kError, " failed"}})
+      if (counts[o] > 0) mark += ", " + std::to_string(counts[o]) + words;
+  } else if (outcome == RunOutcome::kSaferThan) {
+    mark = "✓ safer than " + like;
+  } else if (outcome) {
+    mark = style_of(outcome).mark;
+  }
   inner += "<span class=\"cell-mark\">" + escape(mark) + "</span>";
 
-  std::string out = "<td class=\"cell " + state + "\" title=\"" + escape(tip) + "\">";
+  std::string out =
+      "<td class=\"cell " + outcome_class(outcome) + "\" title=\"" + escape(tip) + "\">";
   if (row.problem.empty())
-    out += "<a href=\"" + escape(row.link) + "#" + escape(row.ids[target]) + "\">" + inner + "</a>";
+    out += "<a href=\"" + escape(row.link) + "#" + escape(row.ids[target.value_or(mine.front())]) +
+           "\">" + inner + "</a>";
   else
     out += inner;
   return out + "</td>";
+}
+
+// The key to the cell styles.
+std::string matrix_legend() {
+  std::string out = "<div class=\"matrix-legend\">";
+  for (const auto& style : kCellStyles)
+    out += "<span class=\"cell-key " + outcome_class(style.outcome) + "\">" + escape(style.legend) +
+           "</span>";
+  return out + "<span class=\"cell-key absent\">not run: not in the scenario's list</span></div>";
 }
 
 }  // namespace
@@ -165,17 +212,17 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   for (const auto& dir : scenario_dirs(suite_dir, suite)) rows.push_back(read_row(suite_dir, dir));
 
   std::vector<std::string> algorithms;
-  size_t met = 0, not_met = 0, failed = 0, none = 0;
+  std::map<RunOutcome, size_t> outcomes;  // runs per outcome
+  size_t none = 0;                        // runs without an expectation
   for (const auto& row : rows) {
     if (!row.results) continue;
     for (const auto& run : row.results->runs) {
       if (std::find(algorithms.begin(), algorithms.end(), run.algorithm) == algorithms.end())
         algorithms.push_back(run.algorithm);
-      if (run.error) ++failed;
-      if (!run.expectation_met)
-        ++none;
+      if (run.outcome)
+        ++outcomes[*run.outcome];
       else
-        ++(*run.expectation_met ? met : not_met);
+        ++none;
     }
   }
   size_t broken = size_t(
@@ -185,10 +232,19 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
                      escape(name) + "</h1><p class=\"meta\">" + std::to_string(rows.size()) +
                      " scenarios × " + std::to_string(algorithms.size()) +
                      " algorithms</p></header>";
-  bool bad = not_met > 0 || failed > 0 || broken > 0;
+  // Each outcome counted apart, the rarer ones only when they happen.
+  const size_t met = outcomes[RunOutcome::kMet], not_met = outcomes[RunOutcome::kUnmet],
+               failed = outcomes[RunOutcome::kError],
+               not_exercised = outcomes[RunOutcome::kNotExercised];
+  bool bad = not_met > 0 || failed > 0 || not_exercised > 0 || broken > 0;
   body += "<div class=\"banner " + std::string(bad ? "bad" : "good") + "\">" +
           counted(met, "expectation") + " met, " + std::to_string(not_met) + " NOT met";
   if (failed) body += ", " + counted(failed, "run") + " failed";
+  if (not_exercised) body += ", " + counted(not_exercised, "run") + " NOT EXERCISED";
+  if (outcomes[RunOutcome::kSaferThan])
+    body += ", " + counted(outcomes[RunOutcome::kSaferThan], "run") + " safer than the built-in";
+  if (outcomes[RunOutcome::kNotApplicable])
+    body += ", " + counted(outcomes[RunOutcome::kNotApplicable], "run") + " not applicable";
   if (broken) body += ", " + counted(broken, "scenario") + " unreadable";
   if (none) body += ", " + counted(none, "run") + " without expectation";
   body += "</div>";
@@ -203,7 +259,7 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
               "\">" + escape(row.problem) + "</td></tr>";
       continue;
     }
-    const RunResults& results = *row.results;
+    const ScenarioResults& results = *row.results;
     body += "<tr><th>";
     body += row.problem.empty()
                 ? "<a href=\"" + escape(row.link) + "\">" + escape(results.scenario) + "</a>"
@@ -217,6 +273,7 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
     body += "</tr>";
   }
   body += "</tbody></table></div>";
+  if (!rows.empty()) body += matrix_legend();
   if (rows.empty())
     body += "<p class=\"notice\">No scenario directories (with a results.json) here.</p>";
 

@@ -27,21 +27,30 @@ bool instant_kind(const std::string& kind) {
 
 struct LaneState {
   Lane lane;
-  std::map<std::string, int> depth;         // nesting count per lock
-  std::map<std::string, size_t> open_hold;  // lock -> position in lane.holds
   std::optional<int64_t> acquire_invoked_ns;
 };
 
 class Builder {
  public:
   Builder(const std::set<int64_t>& keep, const std::set<int64_t>& locate)
-      : keep_(keep), locate_(locate) {}
+      : keep_(keep), locate_(locate), holds_([this](const checkers::HoldSpan& span) {
+          Hold hold;
+          hold.lock = span.lock;
+          hold.start_ns = span.start_ns;
+          hold.end_ns = span.end_ns;
+          hold.start_index = span.start_index;
+          hold.end_index = span.end_index;
+          hold.token = span.token;
+          hold.end = span.end;
+          lane(span.process).lane.holds.push_back(std::move(hold));
+        }) {}
 
   void add(const Event& event) {
     ++out_.event_count;
     out_.end_ns = std::max(out_.end_ns, event.time_ns);
     if (keep_.count(event.index)) out_.kept_events.emplace(event.index, history::to_json(event));
     if (locate_.count(event.index)) out_.places[event.index] = {event.time_ns, event.process};
+    holds_.observe(history::view_of(event));
     if (event.process == "nemesis")
       nemesis(event);
     else
@@ -49,9 +58,10 @@ class Builder {
   }
 
   Timeline finish() {
+    holds_.finish();
     for (auto& [name, state] : lanes_)
-      for (auto& [lock, position] : state.open_hold)
-        state.lane.holds[position].end_ns = out_.end_ns;
+      std::sort(state.lane.holds.begin(), state.lane.holds.end(),
+                [](const Hold& a, const Hold& b) { return a.start_index < b.start_index; });
     for (auto& fault : out_.faults) {
       if (fault.instant || fault.ended) continue;
       if (instant_kind(fault.kind))
@@ -72,29 +82,6 @@ class Builder {
     return it->second;
   }
 
-  // The lock an event is about: its own `lock`, else the only lock the
-  // process holds (histories of one-lock scenarios may leave it out).
-  static std::string lock_of(const LaneState& state, const Event& e) {
-    if (e.lock) return *e.lock;
-    if (state.open_hold.size() == 1) return state.open_hold.begin()->first;
-    return "";
-  }
-
-  static void close_hold(LaneState& state, const std::string& lock, const Event& e, HoldEnd how) {
-    auto it = state.open_hold.find(lock);
-    if (it == state.open_hold.end()) return;
-    Hold& hold = state.lane.holds[it->second];
-    hold.end_ns = e.time_ns;
-    hold.end_index = e.index;
-    hold.end = how;
-    state.open_hold.erase(it);
-    state.depth.erase(lock);
-  }
-
-  static void close_all_holds(LaneState& state, const Event& e, HoldEnd how) {
-    while (!state.open_hold.empty()) close_hold(state, state.open_hold.begin()->first, e, how);
-  }
-
   static void mark(LaneState& state, MarkKind kind, const Event& e, std::string detail) {
     Mark m;
     m.kind = kind;
@@ -110,37 +97,16 @@ class Builder {
     std::string error = e.error.value_or("");
     if (e.type == Type::Invoke) {
       if (e.f == "acquire") state.acquire_invoked_ns = e.time_ns;
-      if (e.f == "release") {
-        std::string lock = lock_of(state, e);
-        auto depth = state.depth.find(lock);
-        if (depth != state.depth.end() && --depth->second == 0)
-          close_hold(state, lock, e, HoldEnd::Release);
-      }
       return;
     }
     if (e.f == "acquire") {
       if (state.acquire_invoked_ns)
         state.lane.acquire_waits.push_back({*state.acquire_invoked_ns, e.time_ns});
       state.acquire_invoked_ns.reset();
-      if (e.type == Type::Ok) {
-        std::string lock = e.lock.value_or("");
-        if (state.depth[lock]++ == 0) {
-          Hold hold;
-          hold.lock = lock;
-          hold.start_ns = hold.end_ns = e.time_ns;
-          hold.start_index = e.index;
-          hold.token = e.token;
-          state.open_hold[lock] = state.lane.holds.size();
-          state.lane.holds.push_back(std::move(hold));
-        }
-      } else {
+      if (e.type != Type::Ok)
         mark(state, e.type == Type::Fail ? MarkKind::AcquireFailed : MarkKind::Unknown, e, error);
-      }
     } else if (e.f == "lost") {
-      if (e.lock)
-        close_hold(state, *e.lock, e, HoldEnd::Lost);
-      else
-        close_all_holds(state, e, HoldEnd::Lost);
+      // Ends holds (the tracker's business); nothing to mark.
     } else if (e.f == "write") {
       std::string detail = error;
       if (e.value.is_object() && e.value.contains("read") && e.value.contains("write"))
@@ -179,7 +145,6 @@ class Builder {
     if (e.f == "crash-client")
       for (const auto& target : fault.targets) {
         LaneState& state = lane(target);
-        close_all_holds(state, e, HoldEnd::Crash);
         if (!state.lane.crashed_ns) state.lane.crashed_ns = e.time_ns;
       }
     if (phase == "end") {
@@ -226,6 +191,7 @@ class Builder {
   const std::set<int64_t>& keep_;
   const std::set<int64_t>& locate_;
   std::map<std::string, LaneState> lanes_;
+  checkers::HoldTracker holds_;  // reports each hold as it ends
   std::vector<OpenFault> open_faults_;
   Timeline out_;
 };

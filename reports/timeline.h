@@ -1,8 +1,9 @@
 // What a history says happened, shaped for drawing: per client process its
-// holds (FORMAT.md's hold semantics), the operations that failed, were
-// refused or stayed unknown, and its writes; and the nemesis faults as
-// intervals. Built in one streaming pass, so a 100k-event history costs one
-// small struct per hold or mark, not one JSON object per event.
+// holds (FORMAT.md's hold semantics, tracked by the checkers' own engine:
+// harness/checkers/holds.h), the operations that failed, were refused or
+// stayed unknown, and its writes; and the nemesis faults as intervals. Built
+// in one streaming pass, so a 100k-event history costs one small struct per
+// hold or mark, not one JSON object per event.
 #pragma once
 
 #include <cstdint>
@@ -14,21 +15,20 @@
 #include <string>
 #include <vector>
 
+#include "holds.h"
+
 namespace locklab::reports {
 
-enum class HoldEnd {
-  Release,  // the release invoke that brought the nesting count to zero
-  Lost,     // the client's own `lost` event
-  Crash,    // a crash-client fault named the client
-  Open,     // still held when the history ends
-};
+// How a hold ended: a release, the holder's `lost`, a crash-client, or
+// still held when the history ends (EndOfHistory).
+using HoldEnd = checkers::HoldEnd;
 
 struct Hold {
   std::string lock;
   int64_t start_ns = 0, end_ns = 0;
   int64_t start_index = 0, end_index = -1;  // end_index -1: open at the end
   std::optional<int64_t> token;
-  HoldEnd end = HoldEnd::Open;
+  HoldEnd end = HoldEnd::EndOfHistory;
 };
 
 enum class MarkKind {
@@ -56,7 +56,7 @@ struct Span {
 
 struct Lane {
   std::string process;
-  std::vector<Hold> holds;            // in start order
+  std::vector<Hold> holds;            // in start order; the checkers' holds, exactly
   std::vector<Mark> marks;            // in time order
   std::vector<Span> acquire_waits;    // acquire invoke -> completion
   std::optional<int64_t> crashed_ns;  // a crash-client fault named it here

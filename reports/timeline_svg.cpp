@@ -323,7 +323,7 @@ class Drawing {
       case HoldEnd::Crash:
         tip += ", ended by a client crash at " + event_ref(h.end_index);
         break;
-      case HoldEnd::Open:
+      case HoldEnd::EndOfHistory:
         tip += ", still held when the history ends";
         break;
     }
@@ -353,7 +353,7 @@ class Drawing {
       if (h.end == HoldEnd::Crash)
         out_.svg += "<path class=\"end-crash\" d=\"M" + num(end - 4) + " " + num(top + 16) +
                     " l8 8 m0 -8 l-8 8\"/>";
-      if (h.end == HoldEnd::Open)
+      if (h.end == HoldEnd::EndOfHistory)
         out_.svg += "<path class=\"end-open\" d=\"M" + num(end) + " " + num(top + 12) +
                     " l7 8 l-7 8 z\" fill=\"" + lock_colour_.at(h.lock) + "\"/>";
     }

@@ -21,16 +21,14 @@ bool Results::violated() const {
   return false;
 }
 
+nlohmann::json violation_json(const Violation& v) {
+  return {{"kind", v.kind},     {"lock", v.lock},         {"processes", v.processes},
+          {"events", v.events}, {"times_ns", v.times_ns}, {"explanation", v.explanation}};
+}
+
 nlohmann::json Results::to_json() const {
   nlohmann::json listed = nlohmann::json::array();
-  for (const auto& v : violations) {
-    listed.push_back({{"kind", v.kind},
-                      {"lock", v.lock},
-                      {"processes", v.processes},
-                      {"events", v.events},
-                      {"times_ns", v.times_ns},
-                      {"explanation", v.explanation}});
-  }
+  for (const auto& v : violations) listed.push_back(violation_json(v));
   return {{"verdict", violated() ? "violated" : "safe"},
           {"counts", counts},
           {"per_lock", per_lock},

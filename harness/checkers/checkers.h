@@ -96,7 +96,13 @@ struct Violation {
   std::vector<int64_t> events;    // history indices of the events that prove it, ascending
   std::vector<int64_t> times_ns;  // time_ns of those events, same order
   std::string explanation;        // one sentence in plain words
+
+  bool operator==(const Violation&) const = default;
 };
+
+// `violation` as every JSON document carries it:
+// {kind, lock, processes, events, times_ns, explanation}.
+nlohmann::json violation_json(const Violation& violation);
 
 struct Options {
   double liveness_factor = 3.0;      // liveness: unavailable for longer than this many TTLs

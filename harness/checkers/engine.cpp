@@ -92,9 +92,22 @@ Op classify(std::string_view f) {
 
 }  // namespace
 
-Engine::Engine(const Options& options, std::function<std::string(int64_t)> where)
+std::vector<std::unique_ptr<Kind>> Engine::every_kind(Context& context) {
+  std::vector<std::unique_ptr<Kind>> kinds;
+  kinds.push_back(make_mutual_exclusion(context));
+  kinds.push_back(make_writes(context));
+  kinds.push_back(make_token_order(context));
+  kinds.push_back(make_ownership(context));
+  kinds.push_back(make_liveness(context));
+  kinds.push_back(make_reentrancy(context));
+  return kinds;
+}
+
+Engine::Engine(const Options& options, std::function<std::string(int64_t)> where,
+               const MakeKinds& make_kinds, bool lenient)
     : options_(options),
       where_(std::move(where)),
+      lenient_(lenient),
       reporter_(options_),
       context_{options_,
                processes_,
@@ -110,12 +123,7 @@ Engine::Engine(const Options& options, std::function<std::string(int64_t)> where
                  return size_t(lock) < open_holds_.size() ? open_holds_[size_t(lock)] : 0;
                }} {
   holds_ = reporter_.counter("holds");
-  kinds_.push_back(make_mutual_exclusion(context_));
-  kinds_.push_back(make_writes(context_));
-  kinds_.push_back(make_token_order(context_));
-  kinds_.push_back(make_ownership(context_));
-  kinds_.push_back(make_liveness(context_));
-  kinds_.push_back(make_reentrancy(context_));
+  kinds_ = make_kinds(context_);
   for (auto& kind : kinds_) {
     for (unsigned op = 0; op < 6; ++op)
       if (kind->ops() & (1u << op)) by_op_[op].push_back(kind.get());
@@ -161,14 +169,19 @@ void Engine::observe(const history::EventView& e) {
   // Pairing: a process has at most one operation in flight; `lost` is a single event.
   if (step.op == Op::Lost) {
   } else if (e.type == Type::Invoke) {
-    if (state.in_flight.f >= 0) {
+    if (state.in_flight.f >= 0 && !lenient_) {
       structure_error(step, "invoked " + std::string(e.f) + " while its " +
                                 f_name(state.in_flight.f) + " invoked at event " +
                                 std::to_string(state.in_flight.invoke.index) +
                                 " has not completed");
     }
     state.in_flight = {f, step.lock, ref};
-  } else {
+  } else if (state.in_flight.f == f &&
+             (step.lock == kNoLock || step.lock == state.in_flight.lock)) {
+    step.lock = state.in_flight.lock;
+    step.invoke = state.in_flight.invoke;
+    state.in_flight = {};
+  } else if (!lenient_) {
     if (state.in_flight.f < 0) {
       structure_error(step, "completed " + std::string(e.f) + " without invoking it");
     }
@@ -177,14 +190,9 @@ void Engine::observe(const history::EventView& e) {
                                 f_name(state.in_flight.f) + " (invoked at event " +
                                 std::to_string(state.in_flight.invoke.index) + ")");
     }
-    if (step.lock != kNoLock && step.lock != state.in_flight.lock) {
-      structure_error(step, "completed " + std::string(e.f) + " on lock \"" + locks_[step.lock] +
-                                "\" but invoked it at event " +
-                                std::to_string(state.in_flight.invoke.index) + " on another lock");
-    }
-    step.lock = state.in_flight.lock;
-    step.invoke = state.in_flight.invoke;
-    state.in_flight = {};
+    structure_error(step, "completed " + std::string(e.f) + " on lock \"" + locks_[step.lock] +
+                              "\" but invoked it at event " +
+                              std::to_string(state.in_flight.invoke.index) + " on another lock");
   }
 
   for (Kind* kind : by_op_[unsigned(step.op)]) kind->on_step(step);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "checkers.h"
+#include "holds.h"
 #include "reader.h"
 
 namespace locklab::checkers {
@@ -61,8 +62,6 @@ struct Hold {
   ProcessId process;
   Ref start;
 };
-
-enum class HoldEnd { Release, Lost, Crash, EndOfHistory };
 
 // Interned names: ids are dense, in order of first appearance.
 class Names {
@@ -175,12 +174,23 @@ std::unique_ptr<Kind> make_reentrancy(Context& context);
 // Runs every kind over a history, one event at a time.
 class Engine {
  public:
+  // The kinds an engine runs, made once its Context exists.
+  using MakeKinds = std::function<std::vector<std::unique_ptr<Kind>>(Context& context)>;
+
+  // Every checker kind above.
+  static std::vector<std::unique_ptr<Kind>> every_kind(Context& context);
+
   // `where(index)` names an event in structural error messages ("h.jsonl:18").
-  Engine(const Options& options, std::function<std::string(int64_t index)> where);
+  // With `lenient`, an event that breaks the operation structure is no error:
+  // an invoke replaces the operation in flight, and a completion that does
+  // not pair with it keeps its own lock and has no invoke.
+  Engine(const Options& options, std::function<std::string(int64_t index)> where,
+         const MakeKinds& make_kinds = every_kind, bool lenient = false);
   ~Engine();
 
   // Throws history::HistoryError when the event breaks the operation
-  // structure (a completion without its invoke, two operations in flight).
+  // structure (a completion without its invoke, two operations in flight),
+  // unless the engine is lenient.
   void observe(const history::EventView& event);
   Results finish(const Kind::Replay& replay);
 
@@ -208,6 +218,7 @@ class Engine {
 
   Options options_;
   std::function<std::string(int64_t)> where_;
+  const bool lenient_;
   Names processes_, locks_, fs_;
   std::vector<ProcessState> process_states_;
   std::vector<std::vector<Holding>> holdings_;  // [lock][process]

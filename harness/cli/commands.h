@@ -1,7 +1,8 @@
 // The subcommands of `locklab`. Each add_*_command() registers its options on
 // `parent` and returns the action to run when that subcommand was given.
-// Actions return the exit status: 0 as expected, 1 a violation or an unmet
-// expectation, 2 a usage, input or infrastructure error. They may throw; the
+// Actions return the exit status: 0 as expected, 1 a violation, an unmet
+// expectation or a fault that never fired, 2 a usage, input or infrastructure
+// error. They may throw; the
 // caller turns an exception into one line on stderr and status 2.
 #pragma once
 

@@ -1,6 +1,7 @@
 // locklab: the command line. Exit status everywhere: 0 as expected (for
-// `check`: no violation), 1 a violation found or an expectation unmet, 2 a
-// usage, input or infrastructure error (one line on stderr says which).
+// `check`: no violation), 1 a violation found, an expectation unmet or a
+// fault that never fired, 2 a usage, input or infrastructure error (one line
+// on stderr says which).
 #include <iostream>
 
 #include "commands.h"
@@ -15,8 +16,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", kVersion);
   app.require_subcommand(1);
   app.footer(
-      "Exit status: 0 as expected, 1 violation or unmet expectation, 2 usage/input/infrastructure "
-      "error.");
+      "Exit status: 0 as expected, 1 violation, unmet expectation or a fault that never fired, 2 "
+      "usage/input/infrastructure error.");
   std::vector<Action> actions = {add_run_command(app), add_check_command(app),
                                  add_list_command(app), add_suite_command(app),
                                  add_sweep_command(app)};

@@ -1,39 +1,16 @@
 // `locklab run SCENARIO`: one scenario, each of its algorithms on a fresh cluster.
 #include <iostream>
 
-#include "checkers.h"
 #include "commands.h"
 #include "lock.h"
 #include "matrix.h"
 #include "process.h"
 #include "report.h"
+#include "results.h"
 #include "runner.h"
 #include "scenario.h"
 
 namespace locklab {
-namespace {
-
-void print_run_summary(const nlohmann::json& results) {
-  for (const auto& run : results["runs"]) {
-    std::string line =
-        run["algorithm"].get<std::string>() + ": " + run.value("verdict", std::string("unknown"));
-    if (!run["error"].is_null()) {
-      line += " (error: " + run["error"].get<std::string>() + ")";
-    } else {
-      line += std::string(" — expected ") + run["expected"].value("verdict", "safe") +
-              (run.value("expectation_met", false) ? ", met" : ", NOT met");
-      const auto& counts = run["check"]["counts"];
-      for (const auto& kind : checkers::violation_kinds())
-        if (counts.value(kind, int64_t(0)) > 0)
-          line += " [" + kind + " " + std::to_string(counts[kind].get<int64_t>()) + "]";
-      if (counts.value("fencing-saved", int64_t(0)) > 0)
-        line += " [fencing-saved " + std::to_string(counts["fencing-saved"].get<int64_t>()) + "]";
-    }
-    std::cerr << line << "\n";
-  }
-}
-
-}  // namespace
 
 Action add_run_command(CLI::App& parent) {
   struct Options {
@@ -77,8 +54,8 @@ Action add_run_command(CLI::App& parent) {
     run_options.out_dir = options->out_dir.empty()
                               ? std::filesystem::path("locklab-out") / scenario.name
                               : std::filesystem::path(options->out_dir);
-    auto results = run_scenario(scenario, run_options);
-    print_run_summary(results);
+    ScenarioResults results = run_scenario(scenario, run_options);
+    for (const auto& run : results.runs) std::cerr << summary_line(run) << "\n";
     std::cerr << "results: " << (run_options.out_dir / "results.json").string() << "\n";
     try {
       std::cerr << "report: " << reports::write_run_report(run_options.out_dir).string() << "\n";

@@ -11,6 +11,7 @@
 #include "process.h"
 #include "runner.h"
 #include "suite.h"
+#include "summary.h"
 
 namespace locklab {
 
@@ -66,7 +67,8 @@ Action add_suite_command(CLI::App& parent) {
                    "the scenarios that run it, held to its expectations")
       ->needs("--adapter");
   suite->footer(
-      "Exit status: 0 every expectation met, 1 some expectation not met, 2 a run failed or bad "
+      "Exit status: 0 every cell met its expectation (or is safer than the built-in, or not "
+      "applicable), 1 some expectation not met or some fault never fired, 2 a run failed or bad "
       "input.");
 
   return [options, seed_option] {
@@ -110,10 +112,7 @@ Action add_suite_command(CLI::App& parent) {
         suite::run_suite(scenarios, suite_options,
                          suite_options.external ? suite::run_external(*suite_options.external)
                                                 : suite::run_built_in);
-    const auto& totals = results["totals"];
-    std::cerr << totals["cells"] << " cells (" << totals["runs"]
-              << " runs): " << totals["cells_met"] << " met, " << totals["cells_unmet"]
-              << " NOT met, " << totals["cells_with_errors"] << " with errors\n"
+    std::cerr << suite::totals_line(suite::SuiteTotals::from_json(results["totals"])) << "\n"
               << "results: " << (suite_options.out_dir / "results.json").string() << "\n";
     if (suite_options.junit_file)
       std::cerr << "junit: " << suite_options.junit_file->string() << "\n";

@@ -592,6 +592,16 @@ std::vector<Event> read_history(const std::filesystem::path& file) {
   return events;
 }
 
+EventView view_of(const Event& event) {
+  EventView view;
+  try {
+    fill_view(event, view);
+  } catch (const LineError& error) {
+    throw HistoryError("event " + std::to_string(event.index) + ": " + error.message);
+  }
+  return view;
+}
+
 void visit_events(const std::vector<Event>& events,
                   const std::function<void(const EventView&)>& visit) {
   Sequence sequence;

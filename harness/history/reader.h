@@ -92,6 +92,12 @@ class ViewReader {
   std::unique_ptr<State> state_;
 };
 
+// The view of one full event (its strings point into `event`, which must
+// outlive it), as a reader would give it. Throws HistoryError ("event
+// <index>: ...") when a value field checkers read has the wrong type or a
+// crash-client event lacks its targets.
+EventView view_of(const Event& event);
+
 // Reads a whole history file into memory. Throws HistoryError.
 std::vector<Event> read_history(const std::filesystem::path& file);
 

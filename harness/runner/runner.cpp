@@ -17,28 +17,7 @@
 
 namespace locklab {
 
-using nlohmann::json;
-
 namespace {
-
-json expectation_json(const Expectation& e) {
-  json j{{"verdict", e.verdict}};
-  if (!e.kinds.empty()) j["kinds"] = e.kinds;
-  if (!e.absent.empty()) j["absent"] = e.absent;
-  return j;
-}
-
-// Whether what was measured is what the scenario expects: the verdict must
-// match, every kind it names must be found, and no kind it rules out.
-bool expectation_met(const Expectation& expected, const json& check) {
-  std::string verdict = check.value("verdict", "unknown");
-  if (verdict != expected.verdict) return false;
-  for (const auto& kind : expected.kinds)
-    if (check["counts"].value(kind, int64_t(0)) == 0) return false;
-  for (const auto& kind : expected.absent)
-    if (check["counts"].value(kind, int64_t(0)) != 0) return false;
-  return true;
-}
 
 void write_atomically(const std::filesystem::path& path, const std::string& text) {
   auto tmp = path;
@@ -96,17 +75,17 @@ std::optional<std::string> not_applicable_reason(const Scenario& scenario, const
 }
 
 // What became of each fault of `schedule` that belongs to the run.
-json fault_firings(const Schedule& schedule, const std::vector<FaultOutcome>& outcomes) {
-  json out = json::array();
+std::vector<FaultFiring> fault_firings(const Schedule& schedule,
+                                       const std::vector<FaultOutcome>& outcomes) {
+  std::vector<FaultFiring> out;
   for (size_t i = 0; i < schedule.faults().size(); ++i) {
     if (!schedule.applies(i)) continue;
     const Fault& f = schedule.fault(i);
     const FaultOutcome& o = outcomes.at(i);
-    json entry{{"index", i},       {"kind", f.name()},       {"trigger", f.trigger_text()},
-               {"fired", o.fired}, {"fired_at_ms", nullptr}, {"ended_at_ms", nullptr}};
-    if (o.fired) entry["fired_at_ms"] = double(o.fired_at_ns) / 1e6;
-    if (o.ended_at_ns) entry["ended_at_ms"] = double(*o.ended_at_ns) / 1e6;
-    out.push_back(std::move(entry));
+    FaultFiring firing{i, std::string(f.name()), f.trigger_text(), o.fired, {}, {}};
+    if (o.fired) firing.fired_at_ms = double(o.fired_at_ns) / 1e6;
+    if (o.ended_at_ns) firing.ended_at_ms = double(*o.ended_at_ns) / 1e6;
+    out.push_back(std::move(firing));
   }
   return out;
 }
@@ -119,19 +98,17 @@ const Expectation& expectation_of(const Scenario& scenario, const std::string& a
   return external->like ? scenario.expectation_for(*external->like) : scenario.default_expectation;
 }
 
-json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
-                   const std::filesystem::path& out_dir, const ExternalLock* external) {
+RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
+                        const std::filesystem::path& out_dir, const ExternalLock* external) {
   const AdapterConfig* adapter = external ? &external->adapter : nullptr;
-  json run{{"algorithm", algorithm},
-           {"expected", expectation_json(expectation_of(scenario, algorithm, external))},
-           {"history", algorithm + "/history.jsonl"},
-           {"seed", seed},
-           {"exercised", true},
-           {"error", nullptr}};
-  if (adapter) run["adapter"] = adapter->command;
-  if (external && external->like) run["like"] = *external->like;
+  RunResult run;
+  run.algorithm = algorithm;
+  run.expected = expectation_of(scenario, algorithm, external);
+  run.history = algorithm + "/history.jsonl";
+  run.seed = seed;
+  if (adapter) run.adapter = adapter->command;
+  if (external && external->like) run.like = *external->like;
   try {
-    std::filesystem::create_directories(out_dir / algorithm);
     ClusterShape shape =
         adapter ? ClusterShape{scenario.topology.nodes, scenario.topology.replicas,
                                scenario.topology.sentinels, scenario.topology.persistence}
@@ -143,11 +120,12 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
                       external ? external->like.value_or(std::string()) : algorithm);
     if (external)
       if (auto reason = not_applicable_reason(scenario, schedule, *external)) {
-        run["not_applicable"] = *reason;
-        run["verdict"] = "unknown";
-        run["expectation_met"] = false;
+        run.not_applicable = *reason;
+        run.history.clear();
+        run.outcome = decide_outcome(run);
         return run;
       }
+    std::filesystem::create_directories(out_dir / algorithm);
     Cluster cluster(shape, scenario.clients, seed);
     history::Recorder recorder;
     ProtectedResource resource(scenario.workload.fencing);
@@ -215,69 +193,51 @@ json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint6
     nemesis_ptr = nullptr;
     for (auto& c : clients)
       if (!c->error().empty()) throw std::runtime_error(c->error());
-    run["faults"] = fault_firings(schedule, nemesis.outcomes());
-    for (const auto& firing : run["faults"])
-      if (!firing["fired"].get<bool>()) run["exercised"] = false;
+    run.faults = fault_firings(schedule, nemesis.outcomes());
+    for (const auto& firing : run.faults) run.exercised = run.exercised && firing.fired;
 
     std::vector<history::Event> events = recorder.merge();
     std::filesystem::create_directories(out_dir / algorithm);
     history::write_jsonl(events, out_dir / algorithm / "history.jsonl");
 
-    json check = checkers::check_events(events).to_json();
-    json stats = json::object();
-    int64_t ok = 0, failed = 0, unknown = 0, accepted = 0, rejected = 0, lost = 0;
+    run.check = Check::of(checkers::check_events(events));
+    RunStats stats;
     for (auto& c : clients) {
       const ClientStats& s = c->stats();
-      ok += s.acquires_ok, failed += s.acquires_failed, unknown += s.acquires_unknown;
-      accepted += s.writes_accepted, rejected += s.writes_rejected, lost += s.lost;
+      stats.acquires_ok += s.acquires_ok, stats.acquires_failed += s.acquires_failed;
+      stats.acquires_unknown += s.acquires_unknown, stats.writes_accepted += s.writes_accepted;
+      stats.writes_rejected += s.writes_rejected, stats.lost += s.lost;
     }
-    stats["acquires_ok"] = ok;
-    stats["acquires_failed"] = failed;
-    stats["acquires_unknown"] = unknown;
-    stats["writes_accepted"] = accepted;
-    stats["writes_rejected"] = rejected;
-    stats["lost"] = lost;
-    stats["counters"] = resource.counters();
-    stats["events"] = events.size();
-    run["stats"] = stats;
-    run["check"] = check;
-    run["verdict"] = check.value("verdict", "unknown");
-    run["expectation_met"] = run["exercised"].get<bool>() &&
-                             expectation_met(expectation_of(scenario, algorithm, external), check);
+    stats.counters = resource.counters();
+    stats.events = int64_t(events.size());
+    run.stats = stats;
+    run.verdict = run.check->verdict;
   } catch (const std::exception& e) {
-    run["verdict"] = "unknown";
-    run["expectation_met"] = false;
-    run["error"] = e.what();
+    run.verdict = "unknown";
+    run.error = e.what();
   }
+  // Decided last, from everything the run recorded.
+  run.outcome = decide_outcome(run);
   return run;
 }
 
-json run_scenario(const Scenario& scenario, const RunOptions& options) {
+ScenarioResults run_scenario(const Scenario& scenario, const RunOptions& options) {
   std::vector<std::string> selected =
       options.algorithms.empty() ? scenario.algorithms : options.algorithms;
   if (options.external) selected = {probe_adapter(options.external->adapter).name};
   uint64_t seed = options.seed.value_or(scenario.seed);
   std::filesystem::create_directories(options.out_dir);
-  json results{{"scenario", scenario.name},
-               {"description", scenario.description},
-               {"scenario_file", scenario.file.string()},
-               {"seed", seed},
-               {"locklab_version", kVersion},
-               {"runs", json::array()}};
+  ScenarioResults results;
+  results.scenario = scenario.name;
+  results.description = scenario.description;
+  results.scenario_file = scenario.file.string();
+  results.seed = seed;
+  results.locklab_version = kVersion;
   for (const auto& algorithm : selected)
-    results["runs"].push_back(run_algorithm(scenario, algorithm, seed, options.out_dir,
-                                            options.external ? &*options.external : nullptr));
-  write_atomically(options.out_dir / "results.json", results.dump(2) + "\n");
+    results.runs.push_back(run_algorithm(scenario, algorithm, seed, options.out_dir,
+                                         options.external ? &*options.external : nullptr));
+  write_atomically(options.out_dir / "results.json", results.to_json().dump(2) + "\n");
   return results;
-}
-
-int exit_status(const json& results) {
-  int status = 0;
-  for (const auto& run : results["runs"]) {
-    if (!run["error"].is_null()) return 2;
-    if (!run.value("expectation_met", false)) status = 1;
-  }
-  return status;
 }
 
 }  // namespace locklab

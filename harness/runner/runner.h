@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "adapter_process.h"
+#include "results.h"
 #include "scenario.h"
 
 namespace locklab {
@@ -39,19 +40,16 @@ struct RunOptions {
 // Runs every selected algorithm of `scenario` and writes out_dir/results.json
 // (written last and atomically: a results file on disk is always complete).
 // Returns that document. An algorithm whose run hit an infrastructure error
-// gets verdict "unknown" and its error; the other algorithms still run.
-// Throws std::runtime_error only when nothing can be run or written.
-nlohmann::json run_scenario(const Scenario& scenario, const RunOptions& options);
+// gets verdict "unknown", its error and outcome error; the other algorithms
+// still run. Throws std::runtime_error only when nothing can be run or written.
+// exit_status() (results.h) gives the exit status the document calls for.
+ScenarioResults run_scenario(const Scenario& scenario, const RunOptions& options);
 
-// One algorithm's run, as it appears in results.json's "runs" array. With
-// `external`, the lock is that adapter program and `algorithm` only names it.
-nlohmann::json run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
-                             const std::filesystem::path& out_dir,
-                             const ExternalLock* external = nullptr);
-
-// The exit status the results call for: 0 every expectation met, 1 some
-// expectation unmet (a violation where none was expected, or none where one
-// was), 2 some run could not be completed.
-int exit_status(const nlohmann::json& results);
+// One algorithm's run, an entry of results.json's "runs", with its outcome
+// decided (decide_outcome). With `external`, the lock is that adapter
+// program and `algorithm` only names it.
+RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
+                        const std::filesystem::path& out_dir,
+                        const ExternalLock* external = nullptr);
 
 }  // namespace locklab

@@ -13,15 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "expectation.h"
 #include "fault.h"
 
 namespace locklab {
-
-struct Expectation {
-  std::string verdict = "safe";     // "safe" or "violated"
-  std::vector<std::string> kinds;   // with "violated": every kind that must be found
-  std::vector<std::string> absent;  // kinds that must not be found (e.g. fencing: no "stale-write")
-};
 
 struct Topology {
   int nodes = 1;      // independent masters (Redlock uses them all; others use node 0)

@@ -83,10 +83,22 @@ std::string seconds_text(double seconds) {
 }
 
 // "run 2 (seed 9)": how a person finds the run again.
-std::string run_label(const json& run, size_t position) {
-  std::string label = "run " + std::to_string(run.value("run", int64_t(position + 1)));
-  if (run.contains("seed")) label += " (seed " + run["seed"].dump() + ")";
+std::string run_label(const RunResult& run, size_t position) {
+  std::string label = "run " + std::to_string(run.run.value_or(int64_t(position + 1)));
+  if (run.seed) label += " (seed " + std::to_string(*run.seed) + ")";
   return label;
+}
+
+// The `locklab run` command that repeats `run` of the scenario in `file`.
+std::string repeat_command(const std::string& file, const std::string& name, const RunResult& run) {
+  std::string command = "locklab run " + file;
+  if (run.adapter) {
+    command += " --adapter '" + *run.adapter + "'";
+    if (run.like) command += " --like " + *run.like;
+  } else {
+    command += " --algorithm " + name;
+  }
+  return command + " --seed " + std::to_string(*run.seed);
 }
 
 std::string counted(int part, size_t whole) {
@@ -108,32 +120,44 @@ std::string xml_attribute(std::string_view text) {
   return escaped(text, true);
 }
 
-JunitCase junit_case(const json& cell, const std::vector<json>& runs) {
+JunitCase junit_case(const CellSummary& cell, const std::vector<RunResult>& runs) {
   JunitCase test;
-  test.classname = cell.value("scenario", "");
-  test.name = cell.value("algorithm", "");
-  test.seconds = cell.value("seconds", 0.0);
+  test.classname = cell.scenario;
+  test.name = cell.algorithm;
+  test.seconds = cell.seconds;
 
-  JunitProblem error{"infrastructure", "", ""}, failure{"unmet-expectation", "", ""};
+  JunitProblem error{"infrastructure", "", ""}, failure{"not-exercised", "", ""};
   int errors = 0, misses = 0;
+  size_t not_applicable = 0;
+  std::optional<std::string> skip_reason;
+  std::string notes;
   for (size_t i = 0; i < runs.size(); ++i) {
-    const json& run = runs[i];
+    const RunResult& run = runs[i];
+    const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
+    if (outcome == RunOutcome::kNotApplicable) {
+      ++not_applicable;
+      if (!skip_reason) skip_reason = run.not_applicable.value_or("not applicable");
+      continue;
+    }
+    if (outcome == RunOutcome::kSaferThan) {
+      notes += (runs.size() > 1 ? run_label(run, i) + ": " : "") + passing_note(run) + "\n";
+      continue;
+    }
     const std::string reason = unmet_reason(run);
     if (reason.empty()) continue;
-    const bool failed = run.contains("error") && !run["error"].is_null();
+    const bool failed = outcome == RunOutcome::kError;
+    if (outcome == RunOutcome::kUnmet) failure.type = "unmet-expectation";
     JunitProblem& problem = failed ? error : failure;
     if (problem.message.empty()) problem.message = reason;
     problem.text += run_label(run, i) + ": " + reason + "\n";
-    if (!failed && run.contains("check")) {
-      const json& listed = run["check"].value("violations", json::array());
+    if (!failed && run.check) {
+      const auto& listed = run.check->violations;
       for (size_t v = 0; v < listed.size() && v < 10; ++v)
-        problem.text +=
-            "  " + listed[v].value("kind", "") + ": " + listed[v].value("explanation", "") + "\n";
+        problem.text += "  " + listed[v].kind + ": " + listed[v].explanation + "\n";
       if (listed.size() > 10) problem.text += "  … and more in the run's results.json\n";
     }
-    if (cell.contains("scenario_file") && run.contains("seed"))
-      problem.text += "  repeat: locklab run " + cell["scenario_file"].get<std::string>() +
-                      " --algorithm " + test.name + " --seed " + run["seed"].dump() + "\n";
+    if (!cell.scenario_file.empty() && run.seed)
+      problem.text += "  repeat: " + repeat_command(cell.scenario_file, test.name, run) + "\n";
     ++(failed ? errors : misses);
   }
   if (errors > 0) {
@@ -142,35 +166,39 @@ JunitCase junit_case(const json& cell, const std::vector<json>& runs) {
   } else if (misses > 0) {
     failure.message = counted(misses, runs.size()) + failure.message;
     test.failure = failure;
+  } else if (!runs.empty() && not_applicable == runs.size()) {
+    test.skipped = skip_reason;
   }
 
   std::string verdicts;
-  for (const auto& v : cell.value("verdicts", json::array()))
-    verdicts += (verdicts.empty() ? "" : ", ") + v.get<std::string>();
-  test.system_out = "expected: " + cell.value("expected", json::object()).dump() +
-                    "\nmeasured: " + verdicts + " (detections " +
-                    std::to_string(cell.value("detections", 0)) + " of " +
-                    std::to_string(cell.value("runs", 0)) +
-                    " runs)\nseeds: " + cell.value("seeds", json::array()).dump() + "\n";
+  for (const auto& v : cell.verdicts) verdicts += (verdicts.empty() ? "" : ", ") + v;
+  json seeds = json::array();
+  for (const auto& seed : cell.seeds) seeds.push_back(seed ? json(*seed) : json());
+  test.system_out =
+      "expected: " + (cell.expected ? expectation_json(*cell.expected) : json::object()).dump() +
+      (cell.like ? " (as " + *cell.like + ")" : "") + "\nmeasured: " + verdicts + " (detections " +
+      std::to_string(cell.detections) + " of " + std::to_string(cell.runs) +
+      " runs)\nseeds: " + seeds.dump() + "\n" + notes;
   return test;
 }
 
 std::string junit_xml(const std::string& name, const std::vector<JunitSuite>& suites) {
   std::string body;
-  size_t tests = 0, failures = 0, errors = 0;
+  size_t tests = 0, failures = 0, errors = 0, skipped = 0;
   double seconds = 0;
   for (const auto& suite : suites) {
-    size_t suite_failures = 0, suite_errors = 0;
+    size_t suite_failures = 0, suite_errors = 0, suite_skipped = 0;
     double suite_seconds = 0;
     for (const auto& test : suite.cases) {
       suite_failures += test.failure.has_value();
       suite_errors += test.error.has_value();
+      suite_skipped += !test.failure && !test.error && test.skipped;
       suite_seconds += test.seconds;
     }
     body += "  <testsuite name=\"" + xml_attribute(suite.name) + "\" tests=\"" +
             std::to_string(suite.cases.size()) + "\" failures=\"" + std::to_string(suite_failures) +
-            "\" errors=\"" + std::to_string(suite_errors) + "\" skipped=\"0\" time=\"" +
-            seconds_text(suite_seconds) + "\">\n";
+            "\" errors=\"" + std::to_string(suite_errors) + "\" skipped=\"" +
+            std::to_string(suite_skipped) + "\" time=\"" + seconds_text(suite_seconds) + "\">\n";
     if (!suite.properties.empty()) {
       body += "    <properties>\n";
       for (const auto& [key, value] : suite.properties)
@@ -183,18 +211,20 @@ std::string junit_xml(const std::string& name, const std::vector<JunitSuite>& su
               xml_attribute(test.name) + "\" time=\"" + seconds_text(test.seconds) + "\">\n";
       if (test.error) write_problem(body, "error", *test.error);
       if (test.failure) write_problem(body, "failure", *test.failure);
+      if (test.skipped && !test.error && !test.failure)
+        body += "      <skipped message=\"" + xml_attribute(*test.skipped) + "\"/>\n";
       if (!test.system_out.empty())
         body += "      <system-out>" + xml_text(test.system_out) + "</system-out>\n";
       body += "    </testcase>\n";
     }
     body += "  </testsuite>\n";
     tests += suite.cases.size(), failures += suite_failures, errors += suite_errors;
-    seconds += suite_seconds;
+    skipped += suite_skipped, seconds += suite_seconds;
   }
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"" + xml_attribute(name) +
          "\" tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
-         "\" errors=\"" + std::to_string(errors) + "\" time=\"" + seconds_text(seconds) + "\">\n" +
-         body + "</testsuites>\n";
+         "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) +
+         "\" time=\"" + seconds_text(seconds) + "\">\n" + body + "</testsuites>\n";
 }
 
 }  // namespace locklab::suite

@@ -9,8 +9,6 @@
 
 namespace locklab::suite {
 
-using nlohmann::json;
-
 namespace {
 
 // Columns of the terminal on stderr (80 when it cannot tell).
@@ -33,17 +31,27 @@ std::string clipped(const std::string& text, size_t columns) {
 
 }  // namespace
 
-std::string progress_line(size_t done, size_t total, const std::string& label, const json& run,
+std::string progress_line(size_t done, size_t total, const std::string& label, const RunResult& run,
                           double seconds) {
   char time[32];
   std::snprintf(time, sizeof time, "%.1fs", seconds);
-  const bool failed = run.contains("error") && !run["error"].is_null();
+  const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
   std::string line = "[" + std::to_string(done) + "/" + std::to_string(total) + "] " + label + ": ";
-  if (failed) return line + "error ERROR " + time + " — " + unmet_reason(run);
-  line += run.value("verdict", "unknown") + " (expected " +
-          run.value("expected", json::object()).value("verdict", "safe") + ") ";
-  if (run.value("expectation_met", false)) return line + "ok " + time;
-  return line + "NOT MET " + time + " — " + unmet_reason(run);
+  if (outcome == RunOutcome::kError)
+    return line + "error ERROR " + time + " — " + unmet_reason(run);
+  if (outcome == RunOutcome::kNotApplicable)
+    return line + "not applicable " + time + " — " + run.not_applicable.value_or("not run");
+  line += run.verdict + " (expected " + run.expected.value_or(Expectation{}).verdict + ") ";
+  switch (outcome) {
+    case RunOutcome::kMet:
+      return line + "ok " + time;
+    case RunOutcome::kSaferThan:
+      return line + "safer than " + run.like.value_or("the built-in") + " " + time;
+    case RunOutcome::kNotExercised:
+      return line + "NOT EXERCISED " + time + " — " + unmet_reason(run);
+    default:
+      return line + "NOT MET " + time + " — " + unmet_reason(run);
+  }
 }
 
 Progress::Progress(std::ostream& out, bool live, size_t total)
@@ -55,19 +63,18 @@ void Progress::started(const std::string& label) {
   if (live_) redraw();
 }
 
-void Progress::finished(const std::string& label, const json& run, double seconds) {
+void Progress::finished(const std::string& label, const RunResult& run, double seconds) {
   std::lock_guard lock(mu_);
   ++done_;
   if (auto it = running_.find(label); it != running_.end()) running_.erase(it);
-  const bool failed = run.contains("error") && !run["error"].is_null();
-  const bool met = !failed && run.value("expectation_met", false);
-  ++(failed ? errors_ : met ? met_ : unmet_);
+  const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
+  ++outcomes_[outcome];
   const std::string line = progress_line(done_, total_, label, run, seconds);
   if (!live_) {
     out_ << line << "\n" << std::flush;
     return;
   }
-  if (!met) out_ << "\r\033[K" << line << "\n";  // problems stay on screen
+  if (!passes(outcome)) out_ << "\r\033[K" << line << "\n";  // problems stay on screen
   redraw();
 }
 
@@ -79,10 +86,19 @@ void Progress::close() {
 void Progress::redraw() {
   constexpr size_t kWidth = 20;
   const size_t filled = total_ ? done_ * kWidth / total_ : kWidth;
+  auto count = [this](RunOutcome outcome) {
+    auto it = outcomes_.find(outcome);
+    return std::to_string(it == outcomes_.end() ? 0 : it->second);
+  };
   std::string bar = "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " +
                     std::to_string(done_) + "/" + std::to_string(total_) + "  ok " +
-                    std::to_string(met_) + "  not met " + std::to_string(unmet_) + "  errors " +
-                    std::to_string(errors_);
+                    count(RunOutcome::kMet) + "  not met " + count(RunOutcome::kUnmet) +
+                    "  errors " + count(RunOutcome::kError);
+  // The rarer outcomes only once they happen, so the line stays short.
+  for (auto [outcome, name] :
+       {std::pair{RunOutcome::kNotExercised, "not exercised"},
+        std::pair{RunOutcome::kSaferThan, "safer"}, std::pair{RunOutcome::kNotApplicable, "n/a"}})
+    if (outcomes_.count(outcome)) bar += std::string("  ") + name + " " + count(outcome);
   if (!running_.empty()) {
     bar += "  running:";
     for (const auto& label : running_) bar += " " + label + ";";

@@ -24,13 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-json expectation_json(const Expectation& e) {
-  json j{{"verdict", e.verdict}};
-  if (!e.kinds.empty()) j["kinds"] = e.kinds;
-  if (!e.absent.empty()) j["absent"] = e.absent;
-  return j;
-}
-
 std::string utc_now() {
   std::time_t now = std::time(nullptr);
   std::tm parts{};
@@ -45,15 +38,17 @@ std::string run_dir_name(int run) {
 }
 
 // The results.json of one scenario directory, in `locklab run`'s shape.
-json scenario_results(const Scenario& scenario, uint64_t seed, int runs_per_algorithm,
-                      std::vector<json> runs) {
-  return {{"scenario", scenario.name},
-          {"description", scenario.description},
-          {"scenario_file", scenario.file.string()},
-          {"seed", seed},
-          {"runs_per_algorithm", runs_per_algorithm},
-          {"locklab_version", kVersion},
-          {"runs", std::move(runs)}};
+ScenarioResults scenario_results(const Scenario& scenario, uint64_t seed, int runs_per_algorithm,
+                                 std::vector<RunResult> runs) {
+  ScenarioResults results;
+  results.scenario = scenario.name;
+  results.description = scenario.description;
+  results.scenario_file = scenario.file.string();
+  results.seed = seed;
+  results.runs_per_algorithm = runs_per_algorithm;
+  results.locklab_version = kVersion;
+  results.runs = std::move(runs);
+  return results;
 }
 
 // Runs the cells and keeps their documents in cell order.
@@ -71,8 +66,8 @@ class Execution {
     for (const auto& cell : cells_) ++left_[cell.scenario];
   }
 
-  // Returns each cell's run document, in cell order.
-  std::vector<json> run() {
+  // Returns each cell's run, in cell order.
+  std::vector<RunResult> run() {
     const size_t workers = std::min<size_t>(size_t(std::max(options_.jobs, 1)), cells_.size());
     if (workers <= 1) {
       work();
@@ -104,26 +99,20 @@ class Execution {
           runs_per_cell > 1 ? scenario_dir / run_dir_name(cell.run) : scenario_dir;
       progress_.started(label(cell));
       const auto start = std::chrono::steady_clock::now();
-      json run;
+      RunResult run;
       try {
         run = run_cell_(scenario, cell.algorithm, cell.seed, run_dir);
       } catch (const std::exception& e) {
-        run = {{"algorithm", cell.algorithm},
-               {"expected",
-                expectation_json(expectation_of(
-                    scenario, cell.algorithm, options_.external ? &*options_.external : nullptr))},
-               {"seed", cell.seed},
-               {"verdict", "unknown"},
-               {"expectation_met", false},
-               {"error", e.what()}};
+        run = failed_run(scenario, cell, e.what());
       }
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      run["seconds"] = seconds;
+      run.seconds = seconds;
       if (runs_per_cell > 1) {
-        run["run"] = cell.run;
-        const std::string history = run.value("history", cell.algorithm + "/history.jsonl");
-        run["history"] = run_dir_name(cell.run) + "/" + history;
+        run.run = cell.run;
+        const std::string history =
+            run.history.empty() ? cell.algorithm + "/history.jsonl" : run.history;
+        run.history = run_dir_name(cell.run) + "/" + history;
       }
       progress_.finished(label(cell), run, seconds);
 
@@ -133,17 +122,33 @@ class Execution {
     }
   }
 
-  // mu_ held; every cell of scenario `s` has its document.
+  // The run of a cell whose runner threw `error`.
+  RunResult failed_run(const Scenario& scenario, const Cell& cell, const std::string& error) const {
+    const ExternalLock* external = options_.external ? &*options_.external : nullptr;
+    RunResult run;
+    run.algorithm = cell.algorithm;
+    run.expected = expectation_of(scenario, cell.algorithm, external);
+    if (external) run.adapter = external->adapter.command;
+    if (external) run.like = external->like;
+    run.seed = cell.seed;
+    run.verdict = "unknown";
+    run.error = error;
+    run.outcome = decide_outcome(run);
+    return run;
+  }
+
+  // mu_ held; every cell of scenario `s` has its run.
   void write_scenario(size_t s) {
-    std::vector<json> runs;
+    std::vector<RunResult> runs;
     for (size_t i = 0; i < cells_.size(); ++i)
       if (cells_[i].scenario == s) runs.push_back(runs_[i]);
     const Scenario& scenario = scenarios_[s];
-    json results = scenario_results(scenario, options_.matrix.seed.value_or(scenario.seed),
-                                    options_.matrix.runs, std::move(runs));
+    ScenarioResults results =
+        scenario_results(scenario, options_.matrix.seed.value_or(scenario.seed),
+                         options_.matrix.runs, std::move(runs));
     try {
       write_file_atomically(options_.out_dir / scenario.name / "results.json",
-                            results.dump(2) + "\n");
+                            results.to_json().dump(2) + "\n");
     } catch (const std::exception&) {
       if (!write_error_) write_error_ = std::current_exception();
     }
@@ -155,7 +160,7 @@ class Execution {
   const std::vector<Cell> cells_;
   std::atomic<size_t> next_{0};
   std::mutex mu_;
-  std::vector<json> runs_;
+  std::vector<RunResult> runs_;
   std::vector<size_t> left_;  // cells not yet finished, per scenario
   std::exception_ptr write_error_;
   Progress progress_;
@@ -163,8 +168,8 @@ class Execution {
 
 }  // namespace
 
-json run_built_in(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
-                  const fs::path& out_dir) {
+RunResult run_built_in(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
+                       const fs::path& out_dir) {
   return run_algorithm(scenario, algorithm, seed, out_dir);
 }
 
@@ -190,17 +195,18 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
   const std::string started_at = utc_now();
   const auto start = std::chrono::steady_clock::now();
   fs::create_directories(options.out_dir);
-  std::vector<json> runs = Execution(scenarios, options, run_cell, cells).run();
+  std::vector<RunResult> runs = Execution(scenarios, options, run_cell, cells).run();
 
   // Group the runs by scenario × algorithm, in cell order.
   std::vector<std::pair<size_t, std::string>> keys;
-  std::map<std::pair<size_t, std::string>, std::vector<json>> grouped;
+  std::map<std::pair<size_t, std::string>, std::vector<RunResult>> grouped;
   for (size_t i = 0; i < cells.size(); ++i) {
     auto key = std::make_pair(cells[i].scenario, cells[i].algorithm);
     if (!grouped.count(key)) keys.push_back(key);
     grouped[key].push_back(runs[i]);
   }
-  json cell_entries = json::array(), scenario_entries = json::array();
+  json scenario_entries = json::array();
+  std::vector<CellSummary> summaries;
   std::vector<JunitSuite> junit;
   for (const auto& key : keys) {
     const Scenario& scenario = scenarios[key.first];
@@ -219,15 +225,17 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
                        {}});
     }
     scenario_entries.back()["algorithms"].push_back(key.second);
-    json cell = summarize_cell(scenario.name, grouped[key]);
-    cell["scenario_file"] = scenario.file.string();
-    cell["results"] = scenario.name + "/results.json";
+    CellSummary cell = summarize_cell(scenario.name, grouped[key]);
+    cell.scenario_file = scenario.file.string();
+    cell.results = scenario.name + "/results.json";
     junit.back().cases.push_back(junit_case(cell, grouped[key]));
-    cell_entries.push_back(std::move(cell));
+    summaries.push_back(std::move(cell));
   }
 
-  json totals = suite_totals(cell_entries);
+  const SuiteTotals totals = suite_totals(summaries);
   const int status = suite_exit_status(totals);
+  json cell_entries = json::array();
+  for (const auto& cell : summaries) cell_entries.push_back(cell.to_json());
   json document{
       {"suite", options.name},
       {"locklab_version", kVersion},
@@ -246,7 +254,7 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
        "its seed"},
       {"scenarios", scenario_entries},
       {"cells", cell_entries},
-      {"totals", totals},
+      {"totals", totals.to_json()},
       {"exit_status", status}};
   write_file_atomically(options.out_dir / "results.json", document.dump(2) + "\n");
   if (options.junit_file)

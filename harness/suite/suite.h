@@ -20,20 +20,21 @@
 #include <vector>
 
 #include "matrix.h"
+#include "results.h"
 #include "runner.h"
 #include "scenario.h"
 
 namespace locklab::suite {
 
-// Runs one cell with run_algorithm()'s contract: returns the run's document
-// and writes out_dir/<algorithm>/history.jsonl. Tests may pass a fake.
-using CellRunner =
-    std::function<nlohmann::json(const Scenario& scenario, const std::string& algorithm,
-                                 uint64_t seed, const std::filesystem::path& out_dir)>;
+// Runs one cell with run_algorithm()'s contract: returns the run (its
+// outcome decided) and writes out_dir/<algorithm>/history.jsonl. Tests may
+// pass a fake.
+using CellRunner = std::function<RunResult(const Scenario& scenario, const std::string& algorithm,
+                                           uint64_t seed, const std::filesystem::path& out_dir)>;
 
 // The CellRunner of the built-in algorithms: run_algorithm() itself.
-nlohmann::json run_built_in(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
-                            const std::filesystem::path& out_dir);
+RunResult run_built_in(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
+                       const std::filesystem::path& out_dir);
 
 // The CellRunner of an external lock: run_algorithm() with `external`; the
 // cell's algorithm is the adapter's name.
@@ -62,16 +63,17 @@ struct SuiteOptions {
 nlohmann::json current_invocation();
 
 // Runs the cells of `options.shard` and writes the output layout above. Each
-// scenario's results.json is written as soon as its last cell ends. The
-// returned document, also written to OUT/results.json, holds: suite,
-// locklab_version, invocation, started_at, seconds, options {runs, seed,
-// shard, jobs, algorithms}, seeds (how run seeds are derived), scenarios
-// [{scenario, dir, file, seed, algorithms}] (those with cells in this shard),
-// cells [summarize_cell entries, each with scenario_file and results: its
-// results.json],
-// totals (suite_totals) and exit_status (suite_exit_status).
-// A cell whose runner throws counts as a run with an error; only output
-// that cannot be written throws (std::runtime_error naming the file).
+// scenario's results.json (a ScenarioResults) is written as soon as its last
+// cell ends. The returned document, also written to OUT/results.json
+// (harness/results/FORMAT.md), holds: suite, locklab_version, invocation,
+// started_at, seconds, options {runs, seed, shard, jobs, algorithms}, seeds
+// (how run seeds are derived), scenarios [{scenario, dir, file, seed,
+// algorithms}] (those with cells in this shard), cells [CellSummary entries,
+// each with scenario_file and results: its results.json], totals
+// (SuiteTotals) and exit_status (suite_exit_status).
+// A cell whose runner throws counts as a run with that error (outcome
+// error); only output that cannot be written throws (std::runtime_error
+// naming the file).
 nlohmann::json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& options,
                          const CellRunner& run_cell);
 

@@ -1,8 +1,6 @@
 #include "summary.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 
 namespace locklab::suite {
 
@@ -16,128 +14,206 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-std::vector<std::string> strings(const json& array) {
-  std::vector<std::string> out;
-  if (array.is_array())
-    for (const auto& item : array)
-      if (item.is_string()) out.push_back(item.get<std::string>());
-  return out;
-}
-
-const json& violations(const json& run) {
-  static const json none = json::array();
-  auto check = run.find("check");
-  if (check == run.end() || !check->is_object()) return none;
-  auto listed = check->find("violations");
-  return listed != check->end() && listed->is_array() ? *listed : none;
-}
-
 // The first listed violation of `kind` (any kind when empty), explained.
-std::string explanation_of(const json& run, const std::string& kind) {
-  for (const auto& v : violations(run))
-    if (kind.empty() || v.value("kind", "") == kind) {
-      std::string text = v.value("explanation", "");
-      return text.empty() ? v.value("kind", "violation") : text;
-    }
+std::string explanation_of(const RunResult& run, const std::string& kind) {
+  if (!run.check) return "";
+  for (const auto& v : run.check->violations)
+    if (kind.empty() || v.kind == kind) return v.explanation.empty() ? v.kind : v.explanation;
   return "";
 }
 
-std::string expected_text(const json& expected) {
-  std::string text = expected.value("verdict", "safe");
-  auto kinds = strings(expected.value("kinds", json::array()));
-  if (!kinds.empty()) text += " (" + joined(kinds) + ")";
-  return text;
+bool contains(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+json outcome_counts(const std::map<RunOutcome, int64_t>& counts) {
+  json out = json::object();
+  for (RunOutcome outcome : kOutcomes) {
+    auto it = counts.find(outcome);
+    out[std::string(outcome_name(outcome))] = it == counts.end() ? 0 : it->second;
+  }
+  return out;
 }
 
 }  // namespace
 
-std::vector<std::string> found_kinds(const json& run) {
-  std::set<std::string> kinds;
-  for (const auto& v : violations(run))
-    if (v.contains("kind") && v["kind"].is_string()) kinds.insert(v["kind"].get<std::string>());
-  return {kinds.begin(), kinds.end()};
-}
-
-std::string unmet_reason(const json& run) {
-  if (run.contains("error") && run["error"].is_string())
-    return "the run failed: " + run["error"].get<std::string>();
-  if (run.value("expectation_met", false)) return "";
-  const json expected = run.value("expected", json::object());
-  const std::string want = expected.value("verdict", "safe");
-  const std::string got = run.value("verdict", "unknown");
+std::string unmet_reason(const RunResult& run) {
+  const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
+  if (outcome == RunOutcome::kError)
+    return "the run failed: " + run.error.value_or("unknown error");
+  if (outcome == RunOutcome::kNotExercised) return never_fired(run);
+  if (outcome != RunOutcome::kUnmet) return "";
+  const Expectation expected = run.expected.value_or(Expectation{});
+  const std::string& got = run.verdict;
   const auto found = found_kinds(run);
-  if (want == "safe" && got == "violated")
+  if (expected.verdict == "safe" && got == "violated")
     return "expected safe, found " + joined(found) + ": " + explanation_of(run, "");
-  if (want != got) {
+  if (expected.verdict != got) {
     return "expected " + expected_text(expected) + ", measured " + got +
            (got == "safe" ? ": no violation found" : "");
   }
-  for (const auto& kind : strings(expected.value("kinds", json::array())))
-    if (std::find(found.begin(), found.end(), kind) == found.end())
+  for (const auto& kind : expected.kinds)
+    if (!contains(found, kind))
       return "expected " + expected_text(expected) + ", but no " + kind +
              " was found (found: " + (found.empty() ? "nothing" : joined(found)) + ")";
-  for (const auto& kind : strings(expected.value("absent", json::array())))
-    if (std::find(found.begin(), found.end(), kind) != found.end())
+  for (const auto& kind : expected.absent)
+    if (contains(found, kind))
       return "found " + kind + ", which the scenario rules out: " + explanation_of(run, kind);
   return "expected " + expected_text(expected) + ", measured " + got + " (expectation not met)";
 }
 
-json summarize_cell(const std::string& scenario, const std::vector<json>& runs) {
-  json cell{
-      {"scenario", scenario},
-      {"algorithm", runs.empty() ? "" : runs.front().value("algorithm", "")},
-      {"expected", runs.empty() ? json::object() : runs.front().value("expected", json::object())}};
-  int met = 0, detections = 0, errors = 0;
-  double seconds = 0;
-  std::map<std::string, int> kinds;
-  json verdicts = json::array(), seeds = json::array();
-  for (const auto& run : runs) {
-    const bool failed = run.contains("error") && !run["error"].is_null();
-    errors += failed;
-    met += !failed && run.value("expectation_met", false);
-    detections += run.value("verdict", "") == "violated";
-    for (const auto& kind : found_kinds(run)) ++kinds[kind];
-    verdicts.push_back(failed ? "error" : run.value("verdict", "unknown"));
-    seeds.push_back(run.value("seed", json()));
-    seconds += run.value("seconds", 0.0);
+std::string passing_note(const RunResult& run) {
+  const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
+  if (outcome == RunOutcome::kNotApplicable)
+    return "not applicable: " + run.not_applicable.value_or("not run");
+  if (outcome != RunOutcome::kSaferThan) return "";
+  const auto found = found_kinds(run);
+  return "safer than " + run.like.value_or("the built-in") + ": expected " +
+         expected_text(run.expected.value_or(Expectation{})) + ", measured " + run.verdict +
+         (found.empty() ? "" : " (" + joined(found) + ")");
+}
+
+json CellSummary::to_json() const {
+  json kinds_json = json::object();
+  for (const auto& [kind, n] : kinds) kinds_json[kind] = n;
+  json seeds_json = json::array();
+  for (const auto& seed : seeds) seeds_json.push_back(seed ? json(*seed) : json());
+  json out{{"scenario", scenario},
+           {"algorithm", algorithm},
+           {"expected", expected ? expectation_json(*expected) : json::object()},
+           {"runs", runs},
+           {"runs_met", runs_met},
+           {"met", met},
+           {"outcome", outcome ? json(outcome_name(*outcome)) : json()},
+           {"outcomes", outcome_counts(outcomes)},
+           {"detections", detections},
+           {"detection_rate", detection_rate},
+           {"errors", errors},
+           {"kinds", kinds_json},
+           {"verdicts", verdicts},
+           {"seeds", seeds_json},
+           {"seconds", seconds}};
+  if (like) out["like"] = *like;
+  if (!scenario_file.empty()) out["scenario_file"] = scenario_file;
+  if (!results.empty()) out["results"] = results;
+  return out;
+}
+
+CellSummary summarize_cell(const std::string& scenario, const std::vector<RunResult>& runs) {
+  CellSummary cell;
+  cell.scenario = scenario;
+  if (!runs.empty()) {
+    cell.algorithm = runs.front().algorithm;
+    cell.expected = runs.front().expected;
+    cell.like = runs.front().like;
   }
-  const int completed = int(runs.size()) - errors;
-  cell["runs"] = runs.size();
-  cell["runs_met"] = met;
-  cell["met"] = !runs.empty() && met == int(runs.size());
-  cell["detections"] = detections;
-  cell["detection_rate"] = completed > 0 ? double(detections) / completed : 0.0;
-  cell["errors"] = errors;
-  cell["kinds"] = kinds;
-  cell["verdicts"] = verdicts;
-  cell["seeds"] = seeds;
-  cell["seconds"] = seconds;
+  std::vector<RunOutcome> outcomes;
+  for (const auto& run : runs) {
+    const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
+    outcomes.push_back(outcome);
+    ++cell.outcomes[outcome];
+    const bool failed = outcome == RunOutcome::kError;
+    const bool not_run = outcome == RunOutcome::kNotApplicable;
+    cell.errors += failed;
+    cell.detections += !failed && !not_run && run.verdict == "violated";
+    for (const auto& kind : found_kinds(run)) ++cell.kinds[kind];
+    cell.verdicts.push_back(failed ? "error" : not_run ? "not-applicable" : run.verdict);
+    cell.seeds.push_back(run.seed);
+    cell.seconds += run.seconds.value_or(0.0);
+  }
+  cell.runs = int64_t(runs.size());
+  cell.runs_met = cell.outcomes[RunOutcome::kMet];
+  cell.outcome = cell_outcome(outcomes);
+  cell.met = !runs.empty() && std::all_of(outcomes.begin(), outcomes.end(), passes);
+  const int64_t completed = cell.runs - cell.errors - cell.outcomes[RunOutcome::kNotApplicable];
+  cell.detection_rate = completed > 0 ? double(cell.detections) / double(completed) : 0.0;
   return cell;
 }
 
-json suite_totals(const json& cells) {
-  int64_t met = 0, with_errors = 0, runs = 0, runs_met = 0, detections = 0, errors = 0;
-  for (const auto& cell : cells) {
-    met += cell.value("met", false);
-    with_errors += cell.value("errors", 0) > 0;
-    runs += cell.value("runs", 0);
-    runs_met += cell.value("runs_met", 0);
-    detections += cell.value("detections", 0);
-    errors += cell.value("errors", 0);
-  }
-  return {{"cells", cells.size()},
-          {"cells_met", met},
-          {"cells_unmet", int64_t(cells.size()) - met},
-          {"cells_with_errors", with_errors},
+json SuiteTotals::to_json() const {
+  return {{"cells", cells},
+          {"cells_met", cells_met},
+          {"cells_safer", cells_safer},
+          {"cells_not_applicable", cells_not_applicable},
+          {"cells_not_exercised", cells_not_exercised},
+          {"cells_unmet", cells_unmet},
+          {"cells_with_errors", cells_with_errors},
           {"runs", runs},
           {"runs_met", runs_met},
           {"detections", detections},
-          {"errors", errors}};
+          {"errors", errors},
+          {"run_outcomes", outcome_counts(run_outcomes)}};
 }
 
-int suite_exit_status(const json& totals) {
-  if (totals.value("errors", 0) > 0) return 2;
-  return totals.value("cells_unmet", 0) > 0 ? 1 : 0;
+SuiteTotals SuiteTotals::from_json(const json& totals) {
+  SuiteTotals out;
+  auto read = [&](const char* key) { return totals.value(key, int64_t(0)); };
+  out.cells = read("cells");
+  out.cells_met = read("cells_met");
+  out.cells_safer = read("cells_safer");
+  out.cells_not_applicable = read("cells_not_applicable");
+  out.cells_not_exercised = read("cells_not_exercised");
+  out.cells_unmet = read("cells_unmet");
+  out.cells_with_errors = read("cells_with_errors");
+  out.runs = read("runs");
+  out.runs_met = read("runs_met");
+  out.detections = read("detections");
+  out.errors = read("errors");
+  const json outcomes = totals.value("run_outcomes", json::object());
+  for (RunOutcome outcome : kOutcomes)
+    out.run_outcomes[outcome] = outcomes.value(std::string(outcome_name(outcome)), int64_t(0));
+  return out;
+}
+
+SuiteTotals suite_totals(const std::vector<CellSummary>& cells) {
+  SuiteTotals totals;
+  for (const auto& cell : cells) {
+    ++totals.cells;
+    switch (cell.outcome.value_or(RunOutcome::kNotApplicable)) {
+      case RunOutcome::kMet:
+        ++totals.cells_met;
+        break;
+      case RunOutcome::kSaferThan:
+        ++totals.cells_safer;
+        break;
+      case RunOutcome::kNotApplicable:
+        ++totals.cells_not_applicable;
+        break;
+      case RunOutcome::kNotExercised:
+        ++totals.cells_not_exercised;
+        break;
+      case RunOutcome::kUnmet:
+        ++totals.cells_unmet;
+        break;
+      case RunOutcome::kError:
+        ++totals.cells_with_errors;
+        break;
+    }
+    totals.runs += cell.runs;
+    totals.runs_met += cell.runs_met;
+    totals.detections += cell.detections;
+    totals.errors += cell.errors;
+    for (const auto& [outcome, n] : cell.outcomes) totals.run_outcomes[outcome] += n;
+  }
+  return totals;
+}
+
+int suite_exit_status(const SuiteTotals& totals) {
+  if (totals.errors > 0 || totals.cells_with_errors > 0) return 2;
+  return totals.cells_unmet > 0 || totals.cells_not_exercised > 0 ? 1 : 0;
+}
+
+std::string totals_line(const SuiteTotals& t) {
+  std::string line = std::to_string(t.cells) + " cells (" + std::to_string(t.runs) +
+                     " runs): " + std::to_string(t.cells_met) + " met, " +
+                     std::to_string(t.cells_unmet) + " NOT met, " +
+                     std::to_string(t.cells_with_errors) + " with errors";
+  if (t.cells_not_exercised > 0)
+    line += ", " + std::to_string(t.cells_not_exercised) + " NOT EXERCISED";
+  if (t.cells_safer > 0) line += ", " + std::to_string(t.cells_safer) + " safer than the built-in";
+  if (t.cells_not_applicable > 0)
+    line += ", " + std::to_string(t.cells_not_applicable) + " not applicable";
+  return line;
 }
 
 }  // namespace locklab::suite

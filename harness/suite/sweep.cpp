@@ -10,7 +10,7 @@
 #include "atomic_file.h"
 #include "checkers.h"
 #include "matrix.h"
-#include "summary.h"
+#include "results.h"
 #include "version.h"
 
 namespace locklab::suite {
@@ -184,28 +184,29 @@ Probe measure(const Scenario& scenario, const std::string& algorithm, double val
   for (int k = 1; k <= spec.runs; ++k) {
     const uint64_t seed = run_seed(spec.seed.value_or(scenario.seed), k);
     const fs::path run_dir = point_dir / ("run-" + std::to_string(k));
-    json run;
+    RunResult run;
     try {
       run = run_cell(changed, algorithm, seed, run_dir);
     } catch (const std::exception& e) {
-      run = {{"error", e.what()}, {"verdict", "unknown"}};
+      run.algorithm = algorithm;
+      run.error = e.what();
     }
-    const bool failed = run.contains("error") && !run["error"].is_null();
+    const bool failed = run.error.has_value();
     const auto found = found_kinds(run);
     const bool broken =
         !failed && (spec.kind ? std::count(found.begin(), found.end(), *spec.kind) > 0
-                              : run.value("verdict", "") == "violated");
+                              : run.verdict == "violated");
     ++probe.runs;
     probe.broken += broken;
     kinds.insert(found.begin(), found.end());
-    if (failed && probe.error.empty()) probe.error = run["error"].get<std::string>();
-    const std::string history = run.value("history", algorithm + "/history.jsonl");
+    if (failed && probe.error.empty()) probe.error = *run.error;
+    const std::string history = run.history.empty() ? algorithm + "/history.jsonl" : run.history;
     probe.details.push_back({{"seed", seed},
-                             {"verdict", failed ? "error" : run.value("verdict", "unknown")},
+                             {"verdict", failed ? "error" : run.verdict},
                              {"broken", broken},
                              {"kinds", found},
                              {"history", fs::relative(run_dir / history, options.out_dir).string()},
-                             {"error", failed ? run["error"] : json()}});
+                             {"error", failed ? json(*run.error) : json()}});
     if (failed) break;  // the answer at this value is unknown; the search stops
   }
   probe.kinds.assign(kinds.begin(), kinds.end());

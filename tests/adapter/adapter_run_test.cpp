@@ -41,7 +41,7 @@ std::vector<json> history(const std::filesystem::path& file) {
 TEST(AdapterSteps, AnAnnouncedStepFiresTheFaultThereAndHoldsTheAdapter) {
   TempDir out;
   const ExternalLock lock = adapter("/usr/bin/python3 " ADAPTER_TEST_DIR "/announces_steps.py");
-  json run = run_algorithm(pause_after_send(), "announces-steps", 1, out.path(), &lock);
+  json run = run_algorithm(pause_after_send(), "announces-steps", 1, out.path(), &lock).to_json();
   ASSERT_TRUE(run["error"].is_null()) << run["error"];
   EXPECT_FALSE(run.contains("not_applicable")) << run.dump(2);
   ASSERT_EQ(run["faults"].size(), 1u);
@@ -62,7 +62,7 @@ TEST(AdapterSteps, AnAnnouncedStepFiresTheFaultThereAndHoldsTheAdapter) {
 TEST(AdapterSteps, AStepOnlyTheBuiltInHasMakesTheCellNotApplicable) {
   TempDir out;
   const ExternalLock lock = adapter("/usr/bin/python3 " EXAMPLE_ADAPTERS_DIR "/redis_py_lock.py");
-  json run = run_algorithm(pause_after_send(), "redis-py-lock", 1, out.path(), &lock);
+  json run = run_algorithm(pause_after_send(), "redis-py-lock", 1, out.path(), &lock).to_json();
   ASSERT_TRUE(run["not_applicable"].is_string()) << run.dump(2);
   const std::string reason = run["not_applicable"];
   EXPECT_NE(reason.find("after-send"), std::string::npos) << reason;
@@ -75,7 +75,7 @@ TEST(AdapterSteps, AnUndeclaredStepIsAProtocolErrorNamingIt) {
   TempDir out;
   const ExternalLock lock =
       adapter("/usr/bin/python3 " ADAPTER_TEST_DIR "/announces_steps.py --undeclared");
-  json run = run_algorithm(pause_after_send(), "announces-steps", 1, out.path(), &lock);
+  json run = run_algorithm(pause_after_send(), "announces-steps", 1, out.path(), &lock).to_json();
   ASSERT_TRUE(run["error"].is_string()) << run.dump(2);
   EXPECT_NE(run["error"].get<std::string>().find("after-sned"), std::string::npos) << run["error"];
 }

@@ -87,6 +87,9 @@ TEST(Cli, SmokeScenarioRunsSafeAndWritesValidHistory) {
   EXPECT_EQ(run["algorithm"], "set-nx-px");
   EXPECT_EQ(run["verdict"], "safe");
   EXPECT_EQ(run["expectation_met"], true);
+  EXPECT_EQ(run["outcome"], "met");
+  EXPECT_EQ(run["exercised"], true) << "a scenario without faults has nothing left unfired";
+  EXPECT_NE(o.err.find("set-nx-px: safe — expected safe, met\n"), std::string::npos) << o.err;
   EXPECT_GT(run["stats"]["acquires_ok"].get<int64_t>(), 20);
   EXPECT_GT(run["stats"]["acquires_failed"].get<int64_t>() + 0, -1);
   EXPECT_EQ(run["stats"]["counters"]["smoke-lock"], run["stats"]["writes_accepted"])
@@ -170,6 +173,7 @@ TEST(Cli, AnAdapterFollowsAFailoverAndIsHeldToTheAlgorithmItIsLike) {
   const json& run = results["runs"][0];
   EXPECT_EQ(run["like"], "set-nx-px");
   EXPECT_EQ(run["expected"]["verdict"], "violated");
+  EXPECT_EQ(run["outcome"], "met") << "it broke as set-nx-px does";
   EXPECT_GE(run["check"]["counts"].value("mutual-exclusion", 0), 1) << run["check"];
 }
 

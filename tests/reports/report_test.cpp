@@ -143,6 +143,100 @@ void write_error_run(const fs::path& dir) {
   write_text(dir / "results.json", results.dump(2));
 }
 
+// One run of each outcome a run can pass or fail with besides met/unmet/error:
+// set-nx-px met (its fault fired), fenced not exercised (its fault never
+// fired), redis-py-lock safer than set-nx-px, and mine not applicable.
+void write_outcomes_run(const fs::path& dir) {
+  HistoryBuilder h;
+  h.add(0, "c1", "invoke", "acquire", {{"lock", "L"}});
+  h.add(1, "c1", "ok", "acquire", {{"lock", "L"}});
+  h.add(2, "c1", "invoke", "release", {{"lock", "L"}});
+  h.add(3, "c1", "ok", "release", {{"lock", "L"}});
+  for (const char* algorithm : {"set-nx-px", "fenced", "redis-py-lock"})
+    h.write(dir / algorithm / "history.jsonl");
+  json check = {{"verdict", "safe"},
+                {"counts", {{"mutual-exclusion", 0}, {"events", h.size()}}},
+                {"violations", json::array()}};
+  auto entry = [&](const std::string& algorithm, const std::string& expected,
+                   const std::string& outcome, json faults) {
+    return json{{"algorithm", algorithm},
+                {"verdict", "safe"},
+                {"expected", {{"verdict", expected}}},
+                {"outcome", outcome},
+                {"expectation_met", outcome == "met"},
+                {"history", algorithm + "/history.jsonl"},
+                {"error", nullptr},
+                {"check", check},
+                {"faults", faults},
+                {"exercised", outcome != "not-exercised"}};
+  };
+  json fired = {{{"index", 0},
+                 {"kind", "pause"},
+                 {"trigger", "c1 at step acquired (1st time)"},
+                 {"fired", true},
+                 {"fired_at_ms", 12.5},
+                 {"ended_at_ms", 1012.5}}};
+  json idle = {{{"index", 0},
+                {"kind", "pause"},
+                {"trigger", "c1 at step acquired (1st time)"},
+                {"fired", false}}};
+  json safer = entry("redis-py-lock", "violated", "safer-than", fired);
+  safer["like"] = "set-nx-px";
+  safer["adapter"] = "python3 redis_py_lock.py";
+  json skipped = {
+      {"algorithm", "mine"},
+      {"verdict", "unknown"},
+      {"expected", {{"verdict", "safe"}}},
+      {"outcome", "not-applicable"},
+      {"expectation_met", false},
+      {"error", nullptr},
+      {"not_applicable", "step after-validity-check exists only in the built-in redlock"},
+      {"faults", idle}};
+  json results = {{"scenario", "outcomes"},
+                  {"runs",
+                   {entry("set-nx-px", "safe", "met", fired),
+                    entry("fenced", "safe", "not-exercised", idle), safer, skipped}}};
+  write_text(dir / "results.json", results.dump(2));
+}
+
+TEST(RunReport, EachOutcomeHasItsBadgeAndTheFaultsTableSaysWhatNeverFired) {
+  TempDir dir("report-test");
+  write_outcomes_run(dir.path());
+  std::string html = read_text(write_run_report(dir.path()));
+  // A badge per run, in the summary table and in its section.
+  EXPECT_EQ(count(html, ">✓ met</span>"), 2u);
+  EXPECT_EQ(count(html, ">⚠ NOT EXERCISED</span>"), 2u);
+  EXPECT_EQ(count(html, ">✓ safer than set-nx-px</span>"), 2u);
+  EXPECT_EQ(count(html, ">not applicable</span>"), 2u);
+  EXPECT_EQ(count(html, ">✗ UNMET</span>"), 0u);
+  EXPECT_NE(html.find("<section class=\"algorithm not-exercised\" id=\"fenced\">"),
+            std::string::npos);
+  EXPECT_NE(html.find("<section class=\"algorithm safer\" id=\"redis-py-lock\">"),
+            std::string::npos);
+  EXPECT_NE(html.find("<section class=\"algorithm not-applicable\" id=\"mine\">"),
+            std::string::npos);
+  EXPECT_NE(html.find("1 of 4 algorithms did NOT do what was expected (1 NOT EXERCISED: a fault "
+                      "never fired)"),
+            std::string::npos);
+
+  // The faults table: when each fired and ended, and the one that never fired highlighted.
+  EXPECT_EQ(count(html, "<table class=\"faults\">"), 4u);
+  EXPECT_NE(html.find("<tr><td>0</td><td>pause</td><td>c1 at step acquired (1st time)</td><td>12.5 "
+                      "ms</td><td>1.012 s</td></tr>"),
+            std::string::npos);
+  EXPECT_EQ(count(html, "<tr class=\"never-fired\"><td>0</td><td>pause</td>"), 2u);  // fenced, mine
+  EXPECT_EQ(count(html, "<td colspan=\"2\" class=\"never-fired\">never fired</td>"), 2u);
+  EXPECT_NE(html.find("<b>Not exercised:</b> fault 0 (pause, c1 at step acquired (1st time)) "
+                      "never fired"),
+            std::string::npos);
+  // Not applicable: the reason, and nothing drawn.
+  EXPECT_NE(html.find("<b>Not applicable:</b> step after-validity-check exists only in the "
+                      "built-in redlock"),
+            std::string::npos);
+  EXPECT_EQ(count(html, "<svg class=\"timeline\""), 3u);
+  EXPECT_NE(html.find("(as for set-nx-px, which this lock stands in for)"), std::string::npos);
+}
+
 TEST(RunReport, SafeRunShowsMetExpectationHoldsAndNoViolation) {
   TempDir dir("report-test");
   write_safe_run(dir.path());
@@ -152,7 +246,7 @@ TEST(RunReport, SafeRunShowsMetExpectationHoldsAndNoViolation) {
 
   EXPECT_NE(html.find("<h1>no-faults</h1>"), std::string::npos);
   EXPECT_NE(html.find("verdict-safe"), std::string::npos);
-  EXPECT_NE(html.find("✓ expectation met"), std::string::npos);
+  EXPECT_NE(html.find(">✓ met</span>"), std::string::npos);
   EXPECT_EQ(html.find("NOT met"), std::string::npos);
   EXPECT_EQ(count(html, "class=\"hold\""), 4u);  // c1 and c2 took L twice each
   EXPECT_EQ(count(html, "class=\"mark acquire-failed\""),
@@ -173,8 +267,8 @@ TEST(RunReport, ViolatedRunShowsVerdictsExplanationBandAndExactlyTheViolatingEve
   std::string html = read_text(write_run_report(dir.path()));
 
   EXPECT_NE(html.find("verdict-violated"), std::string::npos);
-  EXPECT_EQ(count(html, "✓ expectation met"), 2u);      // set-nx-px: summary row + section
-  EXPECT_EQ(count(html, "✗ expectation NOT met"), 2u);  // fenced: summary row + section
+  EXPECT_EQ(count(html, ">✓ met</span>"), 2u);    // set-nx-px: summary row + section
+  EXPECT_EQ(count(html, ">✗ UNMET</span>"), 2u);  // fenced: summary row + section
   EXPECT_NE(html.find("1 of 2 algorithms did NOT do what was expected"), std::string::npos);
   // Why: the kinds expected to be found, and to be absent, against what was found.
   EXPECT_NE(html.find("with <span class=\"kind found\">mutual-exclusion ✓</span>"),
@@ -233,7 +327,7 @@ TEST(RunReport, RunWithAnErrorShowsItWithoutAHistory) {
   EXPECT_NE(html.find("redis-server &lt;node 3&gt; did not start: port 6381 in use"),
             std::string::npos);
   EXPECT_NE(html.find("the run failed before writing one"), std::string::npos);
-  EXPECT_NE(html.find("✗ expectation NOT met"), std::string::npos);
+  EXPECT_NE(html.find(">✗ run failed</span>"), std::string::npos);
 }
 
 TEST(RunReport, ReplacesAnOldReportAndLeavesNoTemporaryFile) {
@@ -478,12 +572,12 @@ TEST(SuiteReport, MatrixShowsEachCellAgainstItsExpectationAndLinksToRunReports) 
   EXPECT_LT(broken, garbled);
 
   // Columns: set-nx-px, fenced, redlock. Cells: pause has a met and a not-met
-  // cell; calm a met one; broken-setup a failed not-met one; the rest not run.
+  // cell; calm a met one; broken-setup a failed one; the rest not run.
   EXPECT_EQ(count(html, "class=\"cell met\""), 2u);
   EXPECT_EQ(count(html, "class=\"cell not-met\""), 1u);
-  EXPECT_EQ(count(html, "class=\"cell not-met failed\""), 1u);
+  EXPECT_EQ(count(html, "class=\"cell failed\""), 1u);
   EXPECT_EQ(count(html, "class=\"cell absent\""), 5u);
-  EXPECT_NE(html.find("2 expectations met, 2 NOT met, 1 run failed, 1 scenario unreadable"),
+  EXPECT_NE(html.find("2 expectations met, 1 NOT met, 1 run failed, 1 scenario unreadable"),
             std::string::npos);
   EXPECT_NE(html.find("href=\"pause/report.html#set-nx-px\""), std::string::npos);
   EXPECT_NE(html.find("href=\"pause/report.html#fenced\""), std::string::npos);
@@ -530,6 +624,28 @@ TEST(SuiteReport, RepeatedRunsShareACellThatLinksToTheFirstMiss) {
     EXPECT_NE(report.find("id=\"" + std::string(id) + "\""), std::string::npos) << id;
   EXPECT_NE(report.find("<h2>set-nx-px run 2</h2>"), std::string::npos);
   EXPECT_NE(report.find("seed 8"), std::string::npos);
+}
+
+TEST(SuiteReport, EachOutcomeHasItsCellStyleAndTheTotalsCountThemApart) {
+  TempDir suite("suite-test");
+  write_outcomes_run(suite.path() / "outcomes");
+  std::string html = read_text(write_suite_report(suite.path()));
+  for (const char* style : {"met", "not-exercised", "safer", "not-applicable"})
+    EXPECT_EQ(count(html, "<td class=\"cell " + std::string(style) + "\""), 1u) << style;
+  EXPECT_EQ(count(html, "class=\"cell not-met"), 0u);
+  EXPECT_NE(html.find("<span class=\"cell-mark\">⚠ NOT EXERCISED</span>"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"cell-mark\">✓ safer than set-nx-px</span>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<span class=\"cell-mark\">not applicable</span>"), std::string::npos);
+  EXPECT_NE(html.find("never fired"), std::string::npos) << "the cell's tooltip names the fault";
+  // A legend with a key for every style.
+  EXPECT_EQ(count(html, "class=\"matrix-legend\""), 1u);
+  for (const char* style :
+       {"met", "safer", "not-applicable", "not-exercised", "not-met", "failed", "absent"})
+    EXPECT_EQ(count(html, "<span class=\"cell-key " + std::string(style) + "\">"), 1u) << style;
+  EXPECT_NE(html.find("<div class=\"banner bad\">1 expectation met, 0 NOT met, 1 run NOT "
+                      "EXERCISED, 1 run safer than the built-in, 1 run not applicable</div>"),
+            std::string::npos);
 }
 
 TEST(SuiteReport, MalformedSuiteResultsGiveAnErrorNamingTheFileAndNoIndex) {

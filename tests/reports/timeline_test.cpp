@@ -60,10 +60,54 @@ TEST(Timeline, HoldsEndAtLostAtClientCrashOrAtTheEnd) {
   EXPECT_EQ(lane(t, "c2").holds.at(0).end, HoldEnd::Crash);
   EXPECT_EQ(lane(t, "c2").holds.at(0).end_index, crash);
   EXPECT_EQ(lane(t, "c2").crashed_ns, 5'000'000);
-  EXPECT_EQ(lane(t, "c3").holds.at(0).end, HoldEnd::Open);
+  EXPECT_EQ(lane(t, "c3").holds.at(0).end, HoldEnd::EndOfHistory);
   EXPECT_EQ(lane(t, "c3").holds.at(0).end_ns, 9'000'000);
   ASSERT_EQ(t.faults.size(), 1u);
   EXPECT_TRUE(t.faults[0].instant);  // a crash is a moment, not an interval
+}
+
+// FORMAT.md: after a crash-client event naming p, p's later events never
+// start holds, though a killed client may still record the completion of the
+// acquire it was in.
+TEST(Timeline, ACrashedClientsLateAcquireStartsNoHold) {
+  HistoryBuilder h;
+  h.add(0, "c1", "invoke", "acquire", {{"lock", "L"}});
+  h.add(1, "c2", "invoke", "acquire", {{"lock", "L"}});
+  int64_t crash = h.nemesis(2, "crash-client", "start", {"c1"});
+  h.add(3, "c1", "ok", "acquire", {{"lock", "L"}, {"token", 7}});  // late: c1 is dead
+  int64_t c2_acquired = h.add(4, "c2", "ok", "acquire", {{"lock", "L"}, {"token", 8}});
+  h.add(6, "c2", "invoke", "release", {{"lock", "L"}});
+  h.add(7, "c2", "ok", "release", {{"lock", "L"}});
+  Timeline t = read(h);
+  EXPECT_TRUE(lane(t, "c1").holds.empty()) << "c1 was killed before its acquire completed";
+  EXPECT_EQ(lane(t, "c1").crashed_ns, 2'000'000);
+  EXPECT_EQ(lane(t, "c1").acquire_waits.size(), 1u) << "its wait is still drawn";
+  ASSERT_EQ(lane(t, "c2").holds.size(), 1u);
+  EXPECT_EQ(lane(t, "c2").holds[0].start_index, c2_acquired);
+  EXPECT_EQ(lane(t, "c2").holds[0].token, 8);
+  EXPECT_EQ(lane(t, "c2").holds[0].end, HoldEnd::Release);
+  ASSERT_EQ(t.faults.size(), 1u);
+  EXPECT_EQ(t.faults[0].start_index, crash);
+}
+
+// The holds drawn are the checkers' own: a lost or a release without a lock
+// ends nothing (FORMAT.md: events without a lock are ignored), and a
+// completion keeps the lock of its invoke.
+TEST(Timeline, HoldsFollowTheCheckersRules) {
+  HistoryBuilder h;
+  h.add(0, "c1", "invoke", "acquire", {{"lock", "L"}});
+  int64_t acquired = h.add(1, "c1", "ok", "acquire", {{"token", 3}});  // no lock: its invoke's
+  h.add(2, "c1", "info", "lost");                                      // no lock: ends nothing
+  int64_t released = h.add(3, "c1", "invoke", "release", {{"lock", "L"}});
+  h.add(4, "c1", "ok", "release", {{"lock", "L"}});
+  Timeline t = read(h);
+  ASSERT_EQ(lane(t, "c1").holds.size(), 1u);
+  const Hold& hold = lane(t, "c1").holds[0];
+  EXPECT_EQ(hold.lock, "L");
+  EXPECT_EQ(hold.start_index, acquired);
+  EXPECT_EQ(hold.end_index, released);
+  EXPECT_EQ(hold.end, HoldEnd::Release);
+  EXPECT_EQ(hold.token, 3);
 }
 
 TEST(Timeline, OperationsThatFailedOrStayedUnknownBecomeMarks) {

@@ -47,24 +47,31 @@ TEST(XmlEscape, CharactersXmlCannotCarryAreReplaced) {
   EXPECT_EQ(xml_text("\xFF"), kReplacement);
 }
 
-json cell(const std::string& scenario, const std::string& algorithm,
-          std::vector<std::string> verdicts) {
-  return {
-      {"scenario", scenario},    {"algorithm", algorithm}, {"expected", {{"verdict", "violated"}}},
-      {"runs", verdicts.size()}, {"detections", 1},        {"verdicts", verdicts},
-      {"seeds", {3, 4}},         {"seconds", 2.25}};
+CellSummary cell(const std::string& scenario, const std::string& algorithm,
+                 std::vector<std::string> verdicts) {
+  CellSummary c;
+  c.scenario = scenario;
+  c.algorithm = algorithm;
+  c.expected = Expectation{"violated", {}, {}};
+  c.runs = int64_t(verdicts.size());
+  c.detections = 1;
+  c.verdicts = verdicts;
+  c.seeds = {3, 4};
+  c.seconds = 2.25;
+  return c;
 }
 
-json run(const std::string& verdict, bool met, int number, json violations = json::array()) {
-  return {
-      {"algorithm", "set-nx-px"},
-      {"expected", {{"verdict", "violated"}}},
-      {"verdict", verdict},
-      {"expectation_met", met},
-      {"error", nullptr},
-      {"seed", 2 + number},
-      {"run", number},
-      {"check", {{"verdict", verdict}, {"counts", json::object()}, {"violations", violations}}}};
+RunResult run(const std::string& verdict, bool met, int number, json violations = json::array()) {
+  return RunResult::from_json(
+      {{"algorithm", "set-nx-px"},
+       {"expected", {{"verdict", "violated"}}},
+       {"verdict", verdict},
+       {"expectation_met", met},
+       {"error", nullptr},
+       {"seed", 2 + number},
+       {"run", number},
+       {"check", {{"verdict", verdict}, {"counts", json::object()}, {"violations", violations}}}},
+      "test");
 }
 
 TEST(JunitCase, MetExpectationHasNoProblem) {
@@ -74,6 +81,7 @@ TEST(JunitCase, MetExpectationHasNoProblem) {
   EXPECT_DOUBLE_EQ(test.seconds, 2.25);
   EXPECT_FALSE(test.failure);
   EXPECT_FALSE(test.error);
+  EXPECT_FALSE(test.skipped);
 }
 
 TEST(JunitCase, UnmetRunsBecomeOneFailureNamingEachRun) {
@@ -91,21 +99,31 @@ TEST(JunitCase, UnmetRunsBecomeOneFailureNamingEachRun) {
 }
 
 TEST(JunitCase, FailureSaysHowToRepeatEachRun) {
-  json c = cell("pause", "set-nx-px", {"safe"});
-  c["scenario_file"] = "scenarios/pause.json";
+  CellSummary c = cell("pause", "set-nx-px", {"safe"});
+  c.scenario_file = "scenarios/pause.json";
   JunitCase test = junit_case(c, {run("safe", false, 1)});
   ASSERT_TRUE(test.failure);
   EXPECT_NE(test.failure->text.find(
                 "repeat: locklab run scenarios/pause.json --algorithm set-nx-px --seed 3"),
             std::string::npos)
       << test.failure->text;
+
+  RunResult adapter = run("safe", false, 1);
+  adapter.adapter = "python3 mine.py";
+  adapter.like = "set-nx-px";
+  test = junit_case(c, {adapter});
+  ASSERT_TRUE(test.failure);
+  EXPECT_NE(test.failure->text.find("repeat: locklab run scenarios/pause.json --adapter "
+                                    "'python3 mine.py' --like set-nx-px --seed 3"),
+            std::string::npos)
+      << test.failure->text;
 }
 
 TEST(JunitCase, UnexpectedViolationCarriesItsExplanation) {
-  json r = run("violated", false, 1,
-               json::array({{{"kind", "mutual-exclusion"},
-                             {"explanation", "c2 acquired L while c1 held it"}}}));
-  r["expected"] = {{"verdict", "safe"}};
+  RunResult r = run("violated", false, 1,
+                    json::array({{{"kind", "mutual-exclusion"},
+                                  {"explanation", "c2 acquired L while c1 held it"}}}));
+  r.expected = Expectation{"safe", {}, {}};
   JunitCase test = junit_case(cell("calm", "set-nx-px", {"violated"}), {r});
   ASSERT_TRUE(test.failure);
   EXPECT_NE(test.failure->message.find("c2 acquired L while c1 held it"), std::string::npos);
@@ -114,14 +132,74 @@ TEST(JunitCase, UnexpectedViolationCarriesItsExplanation) {
 }
 
 TEST(JunitCase, FailedRunIsAnError) {
-  json failed = run("unknown", false, 2);
-  failed["error"] = "redis-server exited at start";
+  RunResult failed = run("unknown", false, 2);
+  failed.error = "redis-server exited at start";
+  failed.outcome = decide_outcome(failed);
   JunitCase test =
       junit_case(cell("calm", "set-nx-px", {"safe", "error"}), {run("safe", false, 1), failed});
   ASSERT_TRUE(test.error);
   EXPECT_EQ(test.error->type, "infrastructure");
   EXPECT_EQ(test.error->message, "1 of 2 runs: the run failed: redis-server exited at start");
   EXPECT_FALSE(test.failure) << "one element per test case: the error";
+}
+
+// A run whose fault 1 never fired, whatever it measured.
+RunResult not_exercised(int number) {
+  RunResult r = run("violated", true, number);
+  r.faults = {{0, "partition", "at 100 ms", true, 100.0, 400.0},
+              {1, "pause", "c1 at step acquired (1st time)", false, std::nullopt, std::nullopt}};
+  r.exercised = false;
+  r.outcome = decide_outcome(r);
+  return r;
+}
+
+TEST(JunitCase, NotExercisedIsAFailureNamingTheFaultThatNeverFired) {
+  JunitCase test = junit_case(cell("pause", "set-nx-px", {"violated", "violated"}),
+                              {run("violated", true, 1), not_exercised(2)});
+  ASSERT_TRUE(test.failure);
+  EXPECT_FALSE(test.error);
+  EXPECT_EQ(test.failure->type, "not-exercised");
+  EXPECT_EQ(test.failure->message,
+            "1 of 2 runs: fault 1 (pause, c1 at step acquired (1st time)) never fired");
+  EXPECT_NE(test.failure->text.find("run 2 (seed 4): fault 1 (pause"), std::string::npos)
+      << test.failure->text;
+  EXPECT_EQ(test.failure->text.find("fault 0"), std::string::npos)
+      << "fault 0 fired: " << test.failure->text;
+
+  // Next to an unmet run, the failure is the unmet expectation's.
+  test = junit_case(cell("pause", "set-nx-px", {"safe", "violated"}),
+                    {run("safe", false, 1), not_exercised(2)});
+  ASSERT_TRUE(test.failure);
+  EXPECT_EQ(test.failure->type, "unmet-expectation");
+  EXPECT_NE(test.failure->text.find("never fired"), std::string::npos) << test.failure->text;
+}
+
+TEST(JunitCase, NotApplicableIsSkippedWithItsReason) {
+  RunResult r = run("unknown", false, 1);
+  r.check.reset();
+  r.not_applicable = "step after-validity-check exists only in the built-in redlock";
+  r.outcome = decide_outcome(r);
+  JunitCase test = junit_case(cell("redlock-clock", "redis-py-lock", {"not-applicable"}), {r});
+  EXPECT_FALSE(test.failure);
+  EXPECT_FALSE(test.error);
+  ASSERT_TRUE(test.skipped);
+  EXPECT_EQ(*test.skipped, "step after-validity-check exists only in the built-in redlock");
+}
+
+TEST(JunitCase, SaferThanPassesAndSaysSo) {
+  RunResult r = run("safe", false, 1);
+  r.expected = Expectation{"violated", {"mutual-exclusion"}, {}};
+  r.like = "set-nx-px";
+  r.outcome = decide_outcome(r);
+  ASSERT_EQ(r.outcome, RunOutcome::kSaferThan);
+  JunitCase test = junit_case(cell("pause", "redis-py-lock", {"safe"}), {r});
+  EXPECT_FALSE(test.failure);
+  EXPECT_FALSE(test.error);
+  EXPECT_FALSE(test.skipped);
+  EXPECT_NE(test.system_out.find(
+                "safer than set-nx-px: expected violated (mutual-exclusion), measured safe\n"),
+            std::string::npos)
+      << test.system_out;
 }
 
 TEST(JunitXml, ParsesWithCountsPerSuiteAndTotals) {
@@ -137,22 +215,27 @@ TEST(JunitXml, ParsesWithCountsPerSuiteAndTotals) {
   JunitCase broken{
       "pause", "redlock", 0.5, std::nullopt, JunitProblem{"infrastructure", "port\tin use", "x"},
       ""};
-  auto doc =
-      parse_junit(xml_of({{"calm", {{"seed", "1"}}, {ok}}, {"pause", {}, {failing, broken}}}, dir));
+  JunitCase skipped{"pause", "adapter", 0, std::nullopt, std::nullopt, "", "not <applicable>"};
+  auto doc = parse_junit(
+      xml_of({{"calm", {{"seed", "1"}}, {ok}}, {"pause", {}, {failing, broken, skipped}}}, dir));
   ASSERT_FALSE(doc.is_null());
   EXPECT_EQ(doc["root"], "testsuites");
-  EXPECT_EQ(doc["tests"], "3");
+  EXPECT_EQ(doc["tests"], "4");
   EXPECT_EQ(doc["failures"], "1");
   EXPECT_EQ(doc["errors"], "1");
+  EXPECT_EQ(doc["skipped"], "1");
   EXPECT_EQ(doc["time"], "4.000");
   ASSERT_EQ(doc["suites"].size(), 2u);
   EXPECT_EQ(doc["suites"][0]["name"], "calm");
   EXPECT_EQ(doc["suites"][0]["properties"]["seed"], "1");
   EXPECT_EQ(doc["suites"][0]["cases"][0]["system_out"], "out");
   const json& pause = doc["suites"][1];
-  EXPECT_EQ(pause["tests"], "2");
+  EXPECT_EQ(pause["tests"], "3");
   EXPECT_EQ(pause["failures"], "1");
   EXPECT_EQ(pause["errors"], "1");
+  EXPECT_EQ(pause["skipped"], "1");
+  EXPECT_EQ(pause["cases"][2]["skipped"], "not <applicable>");
+  EXPECT_TRUE(pause["cases"][0]["skipped"].is_null());
   EXPECT_EQ(pause["time"], "3.000");
   EXPECT_EQ(pause["cases"][0]["classname"], "pause");
   EXPECT_EQ(pause["cases"][0]["name"], "fenced");

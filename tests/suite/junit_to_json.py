@@ -26,21 +26,24 @@ def main(path):
         return 1
     root = document.documentElement
     out = {"root": root.tagName, "suites": []}
-    for key in ("name", "tests", "failures", "errors", "time"):
+    for key in ("name", "tests", "failures", "errors", "skipped", "time"):
         out[key] = root.getAttribute(key)
     for suite in root.getElementsByTagName("testsuite"):
-        entry = {key: suite.getAttribute(key) for key in ("name", "tests", "failures", "errors", "time")}
+        entry = {key: suite.getAttribute(key)
+                 for key in ("name", "tests", "failures", "errors", "skipped", "time")}
         entry["properties"] = {p.getAttribute("name"): p.getAttribute("value")
                                for p in suite.getElementsByTagName("property")}
         entry["cases"] = []
         for case in suite.getElementsByTagName("testcase"):
             outs = case.getElementsByTagName("system-out")
+            skipped = case.getElementsByTagName("skipped")
             entry["cases"].append({
                 "classname": case.getAttribute("classname"),
                 "name": case.getAttribute("name"),
                 "time": case.getAttribute("time"),
                 "failure": problem(case, "failure"),
                 "error": problem(case, "error"),
+                "skipped": skipped[0].getAttribute("message") if skipped else None,
                 "system_out": "".join(n.data for n in outs[0].childNodes) if outs else None,
             })
         out["suites"].append(entry)

@@ -30,7 +30,8 @@ Scenario scenario(const std::string& name, std::vector<std::string> algorithms, 
 }
 
 // Measures "violated" for scenarios named "pause*", "safe" otherwise; writes
-// a history where run_algorithm would; remembers each call.
+// a history where run_algorithm would; remembers each call. `adjust`, when
+// set, changes each run before its outcome is decided.
 struct FakeRunner {
   struct Call {
     std::string scenario, algorithm;
@@ -41,9 +42,10 @@ struct FakeRunner {
   std::vector<Call> calls;
   std::atomic<int> running{0}, most_running{0};
   std::chrono::milliseconds work{0};
+  std::function<void(const Scenario&, RunResult&)> adjust;
 
-  json operator()(const Scenario& s, const std::string& algorithm, uint64_t seed,
-                  const fs::path& dir) {
+  RunResult operator()(const Scenario& s, const std::string& algorithm, uint64_t seed,
+                       const fs::path& dir) {
     const int now = ++running;
     for (int seen = most_running; now > seen && !most_running.compare_exchange_weak(seen, now);) {
     }
@@ -61,15 +63,18 @@ struct FakeRunner {
             ? json::array({{{"kind", "mutual-exclusion"}, {"explanation", "c2 overlapped c1"}}})
             : json::array();
     --running;
-    return {
-        {"algorithm", algorithm},
-        {"expected", {{"verdict", expected}}},
-        {"history", algorithm + "/history.jsonl"},
-        {"seed", seed},
-        {"error", nullptr},
-        {"verdict", verdict},
-        {"expectation_met", verdict == expected},
-        {"check", {{"verdict", verdict}, {"counts", json::object()}, {"violations", violations}}}};
+    RunResult run = RunResult::from_json(
+        {{"algorithm", algorithm},
+         {"expected", {{"verdict", expected}}},
+         {"history", algorithm + "/history.jsonl"},
+         {"seed", seed},
+         {"error", nullptr},
+         {"verdict", verdict},
+         {"check", {{"verdict", verdict}, {"counts", json::object()}, {"violations", violations}}}},
+        "fake");
+    if (adjust) adjust(s, run);
+    run.outcome = decide_outcome(run);
+    return run;
   }
 };
 
@@ -238,7 +243,7 @@ TEST_F(RunSuite, UnmetExpectationIsStatusOneAndAJunitFailure) {
 
 TEST_F(RunSuite, RunnerExceptionIsAnErrorRunAndStatusTwo) {
   CellRunner throwing = [this](const Scenario& s, const std::string& a, uint64_t seed,
-                               const fs::path& d) -> json {
+                               const fs::path& d) -> RunResult {
     if (a == "fenced") throw std::runtime_error("cannot start redis-server: no free port");
     return fake(s, a, seed, d);
   };
@@ -253,6 +258,82 @@ TEST_F(RunSuite, RunnerExceptionIsAnErrorRunAndStatusTwo) {
   EXPECT_EQ(junit["errors"], "1");
   EXPECT_EQ(junit["suites"][0]["cases"][1]["error"]["message"],
             "the run failed: cannot start redis-server: no free port");
+}
+
+TEST_F(RunSuite, AFaultThatNeverFiredFailsTheSuiteAndSaysWhich) {
+  fake.adjust = [](const Scenario& s, RunResult& run) {
+    if (s.name != "idle") return;
+    run.faults = {
+        {0, "pause", "c1 at step acquired (1st time)", false, std::nullopt, std::nullopt}};
+    run.exercised = false;
+  };
+  json suite = run_suite({scenario("calm", {"set-nx-px"}, 1), scenario("idle", {"set-nx-px"}, 2)},
+                         options(), runner);
+  EXPECT_EQ(suite["exit_status"], 1);
+  EXPECT_EQ(suite["totals"]["cells_not_exercised"], 1);
+  EXPECT_EQ(suite["totals"]["cells_met"], 1);
+  EXPECT_EQ(suite["totals"]["cells_unmet"], 0);
+  const json& idle = suite["cells"][1];
+  EXPECT_EQ(idle["outcome"], "not-exercised");
+  EXPECT_EQ(idle["met"], false);
+  EXPECT_EQ(idle["outcomes"]["not-exercised"], 1);
+
+  json results = read_json(options().out_dir / "idle" / "results.json");
+  EXPECT_EQ(results["runs"][0]["outcome"], "not-exercised");
+  EXPECT_EQ(results["runs"][0]["expectation_met"], false);
+  EXPECT_EQ(results["runs"][0]["exercised"], false);
+  EXPECT_EQ(results["runs"][0]["faults"][0]["fired"], false);
+
+  json junit = suite_test::parse_junit(out.path() / "junit.xml");
+  ASSERT_FALSE(junit.is_null());
+  EXPECT_EQ(junit["failures"], "1");
+  const json& failure = junit["suites"][1]["cases"][0]["failure"];
+  ASSERT_TRUE(failure.is_object());
+  EXPECT_EQ(failure["type"], "not-exercised");
+  EXPECT_EQ(failure["message"], "fault 0 (pause, c1 at step acquired (1st time)) never fired");
+  EXPECT_NE(progress.str().find("idle × set-nx-px: safe (expected safe) NOT EXERCISED "),
+            std::string::npos)
+      << progress.str();
+}
+
+TEST_F(RunSuite, SaferThanAndNotApplicablePassAndAreCountedApart) {
+  // "better" expects the built-in to break; the adapter measures safe. "skip" is not applicable.
+  fake.adjust = [](const Scenario& s, RunResult& run) {
+    run.like = "set-nx-px";
+    if (s.name == "skip") run.not_applicable = "the adapter does not reach step after-setnx";
+  };
+  SuiteOptions o = options();
+  json suite = run_suite(
+      {scenario("calm", {"set-nx-px"}, 1), scenario("better", {"set-nx-px"}, 2, "violated"),
+       scenario("skip", {"set-nx-px"}, 3)},
+      o, runner);
+  EXPECT_EQ(suite["exit_status"], 0);
+  EXPECT_EQ(suite["totals"]["cells"], 3);
+  EXPECT_EQ(suite["totals"]["cells_met"], 1);
+  EXPECT_EQ(suite["totals"]["cells_safer"], 1);
+  EXPECT_EQ(suite["totals"]["cells_not_applicable"], 1);
+  EXPECT_EQ(suite["cells"][1]["outcome"], "safer-than");
+  EXPECT_EQ(suite["cells"][1]["met"], true) << "safer than the built-in passes";
+  EXPECT_EQ(suite["cells"][2]["outcome"], "not-applicable");
+
+  json junit = suite_test::parse_junit(out.path() / "junit.xml");
+  ASSERT_FALSE(junit.is_null());
+  EXPECT_EQ(junit["tests"], "3");
+  EXPECT_EQ(junit["failures"], "0");
+  EXPECT_EQ(junit["skipped"], "1");
+  const json& better = junit["suites"][1]["cases"][0];
+  EXPECT_TRUE(better["failure"].is_null());
+  EXPECT_NE(better["system_out"].get<std::string>().find(
+                "safer than set-nx-px: expected violated, measured safe"),
+            std::string::npos)
+      << better;
+  EXPECT_EQ(junit["suites"][2]["cases"][0]["skipped"],
+            "the adapter does not reach step after-setnx");
+  const std::string lines = progress.str();
+  EXPECT_NE(lines.find("better × set-nx-px: safe (expected violated) safer than set-nx-px "),
+            std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find("skip × set-nx-px: not applicable "), std::string::npos) << lines;
 }
 
 TEST_F(RunSuite, UnwritableOutputThrowsNamingTheFile) {

@@ -210,12 +210,14 @@ TEST(RunSweep, ChangesOnlyTheSweptFieldAndWritesSweepJson) {
     json violations =
         broken ? json::array({{{"kind", "mutual-exclusion"}, {"explanation", "overlap"}}})
                : json::array();
-    return json{{"algorithm", algorithm},
-                {"verdict", broken ? "violated" : "safe"},
-                {"error", nullptr},
-                {"history", algorithm + "/history.jsonl"},
-                {"seed", seed},
-                {"check", {{"verdict", broken ? "violated" : "safe"}, {"violations", violations}}}};
+    return RunResult::from_json(
+        {{"algorithm", algorithm},
+         {"verdict", broken ? "violated" : "safe"},
+         {"error", nullptr},
+         {"history", algorithm + "/history.jsonl"},
+         {"seed", seed},
+         {"check", {{"verdict", broken ? "violated" : "safe"}, {"violations", violations}}}},
+        "fake");
   };
   SweepOptions options;
   options.spec = spec(0, 3000, 50);
@@ -269,11 +271,12 @@ TEST(RunSweep, KindDecidesWhatBreaks) {
                        const fs::path&) {
     json violations = json::array({{{"kind", "mutual-exclusion"}}});
     if (*s.faults[0].duration_ms >= 2000) violations.push_back({{"kind", "stale-write"}});
-    return json{{"algorithm", algorithm},
-                {"verdict", "violated"},
-                {"error", nullptr},
-                {"seed", seed},
-                {"check", {{"violations", violations}}}};
+    return RunResult::from_json({{"algorithm", algorithm},
+                                 {"verdict", "violated"},
+                                 {"error", nullptr},
+                                 {"seed", seed},
+                                 {"check", {{"violations", violations}}}},
+                                "fake");
   };
   SweepOptions options;
   options.spec = spec(0, 3000, 10);
@@ -292,9 +295,10 @@ TEST(RunSweep, KindDecidesWhatBreaks) {
 TEST(RunSweep, RunErrorEndsThatSearchWithStatusTwo) {
   TempDir out("sweep-test");
   CellRunner fake = [](const Scenario&, const std::string& algorithm, uint64_t,
-                       const fs::path&) -> json {
+                       const fs::path&) -> RunResult {
     if (algorithm == "set-nx-px") throw std::runtime_error("no free port");
-    return {{"algorithm", algorithm}, {"verdict", "safe"}, {"error", nullptr}};
+    return RunResult::from_json({{"algorithm", algorithm}, {"verdict", "safe"}, {"error", nullptr}},
+                                "fake");
   };
   SweepOptions options;
   options.spec = spec(0, 3000, 50);

@@ -1,0 +1,12 @@
+#include "expectation.h"
+
+namespace locklab {
+
+nlohmann::json expectation_json(const Expectation& expectation) {
+  nlohmann::json out{{"verdict", expectation.verdict}};
+  if (!expectation.kinds.empty()) out["kinds"] = expectation.kinds;
+  if (!expectation.absent.empty()) out["absent"] = expectation.absent;
+  return out;
+}
+
+}  // namespace locklab

@@ -1,0 +1,24 @@
+// What a scenario predicts a run will measure: one entry of a scenario
+// file's "expect" block (scenarios/schema.json), and the "expected" field of
+// each run in results.json (FORMAT.md beside this file).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace locklab {
+
+struct Expectation {
+  std::string verdict = "safe";     // "safe" or "violated"
+  std::vector<std::string> kinds;   // with "violated": every kind that must be found
+  std::vector<std::string> absent;  // kinds that must not be found (e.g. fencing: no "stale-write")
+
+  bool operator==(const Expectation&) const = default;
+};
+
+// `expectation` as results.json writes it: {"verdict": ...}, plus "kinds" and
+// "absent" when they are not empty.
+nlohmann::json expectation_json(const Expectation& expectation);
+
+}  // namespace locklab

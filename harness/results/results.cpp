@@ -1,0 +1,466 @@
+#include "results.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace locklab {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kNames[] = {"met",        "unmet", "not-exercised", "not-applicable",
+                                  "safer-than", "error"};
+
+// Reads the fields of one JSON object, naming the file and the field's path
+// in every error, so a broken results.json is fixed in one look. null counts
+// as absent.
+class Fields {
+ public:
+  Fields(const json& object, const std::filesystem::path& file, std::string where)
+      : object_(object), file_(file), where_(std::move(where)) {
+    if (!object_.is_object()) {
+      if (where_.empty()) throw ResultsError(file_.string() + ": not a JSON object");
+      fail(where_, "must be an object");
+    }
+  }
+
+  const json* find(const std::string& key) const {
+    auto it = object_.find(key);
+    return it == object_.end() || it->is_null() ? nullptr : &*it;
+  }
+
+  std::optional<std::string> text(const std::string& key) const {
+    const json* value = find(key);
+    if (!value) return std::nullopt;
+    if (!value->is_string()) fail(path(key), "must be a string");
+    return value->get<std::string>();
+  }
+
+  std::vector<std::string> texts(const std::string& key) const {
+    std::vector<std::string> out;
+    const json* value = find(key);
+    if (!value) return out;
+    if (!value->is_array()) fail(path(key), "must be an array of strings");
+    for (const auto& item : *value) {
+      if (!item.is_string()) fail(path(key), "must be an array of strings");
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+
+  std::vector<int64_t> integers(const std::string& key) const {
+    std::vector<int64_t> out;
+    const json* value = find(key);
+    if (!value) return out;
+    if (!value->is_array()) fail(path(key), "must be an array of integers");
+    for (const auto& item : *value) {
+      if (!item.is_number_integer()) fail(path(key), "must be an array of integers");
+      out.push_back(item.get<int64_t>());
+    }
+    return out;
+  }
+
+  std::optional<int64_t> integer(const std::string& key) const {
+    const json* value = find(key);
+    if (!value) return std::nullopt;
+    if (!value->is_number_integer()) fail(path(key), "must be an integer");
+    return value->get<int64_t>();
+  }
+
+  std::optional<uint64_t> unsigned_integer(const std::string& key) const {
+    const json* value = find(key);
+    if (!value) return std::nullopt;
+    if (!value->is_number_unsigned() && !(value->is_number_integer() && *value >= 0))
+      fail(path(key), "must be a non-negative integer");
+    return value->get<uint64_t>();
+  }
+
+  std::optional<double> number(const std::string& key) const {
+    const json* value = find(key);
+    if (!value) return std::nullopt;
+    if (!value->is_number()) fail(path(key), "must be a number");
+    return value->get<double>();
+  }
+
+  std::optional<bool> boolean(const std::string& key) const {
+    const json* value = find(key);
+    if (!value) return std::nullopt;
+    if (!value->is_boolean()) fail(path(key), "must be true or false");
+    return value->get<bool>();
+  }
+
+  // An object of integers, e.g. {"mutual-exclusion": 2}.
+  std::map<std::string, int64_t> integer_map(const std::string& key) const {
+    std::map<std::string, int64_t> out;
+    if (!find(key)) return out;
+    Fields map = child(key);
+    for (const auto& [name, value] : map.object_.items())
+      if (auto n = map.integer(name)) out[name] = *n;
+    return out;
+  }
+
+  // The array at `key`, each element read by `read` with its own Fields.
+  template <typename Read>
+  auto list(const std::string& key, Read read) const {
+    std::vector<decltype(read(std::declval<const Fields&>()))> out;
+    const json* value = find(key);
+    if (!value) return out;
+    if (!value->is_array()) fail(path(key), "must be an array");
+    for (size_t i = 0; i < value->size(); ++i)
+      out.push_back(read(Fields((*value)[i], file_, path(key) + "[" + std::to_string(i) + "]")));
+    return out;
+  }
+
+  Fields child(const std::string& key) const { return Fields(*find(key), file_, path(key)); }
+  const json& object() const { return object_; }
+
+  std::string path(const std::string& key) const {
+    return where_.empty() ? key : where_ + "." + key;
+  }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw ResultsError(file_.string() + ": field '" + field + "' " + problem);
+  }
+
+ private:
+  const json& object_;
+  const std::filesystem::path& file_;
+  std::string where_;
+};
+
+Expectation read_expectation(const Fields& e) {
+  Expectation out;
+  out.verdict = e.text("verdict").value_or(out.verdict);
+  out.kinds = e.texts("kinds");
+  out.absent = e.texts("absent");
+  return out;
+}
+
+checkers::Violation read_violation(const Fields& v) {
+  checkers::Violation out;
+  out.kind = v.text("kind").value_or("violation");
+  out.lock = v.text("lock").value_or("");
+  out.processes = v.texts("processes");
+  out.events = v.integers("events");
+  out.times_ns = v.integers("times_ns");
+  out.explanation = v.text("explanation").value_or("");
+  return out;
+}
+
+Check read_check(const Fields& c) {
+  Check out;
+  out.counts = c.integer_map("counts");
+  if (c.find("per_lock")) {
+    Fields per_lock = c.child("per_lock");
+    for (const auto& [lock, counts] : per_lock.object().items())
+      out.per_lock[lock] = per_lock.integer_map(lock);
+  }
+  out.violations = c.list("violations", read_violation);
+  // A check without a verdict (hand-written) is violated when it found something.
+  bool found = !out.violations.empty();
+  for (const auto& kind : checkers::violation_kinds()) found = found || out.found(kind) > 0;
+  out.verdict = c.text("verdict").value_or(found ? "violated" : "safe");
+  return out;
+}
+
+RunStats read_stats(const Fields& s) {
+  RunStats out;
+  out.acquires_ok = s.integer("acquires_ok").value_or(0);
+  out.acquires_failed = s.integer("acquires_failed").value_or(0);
+  out.acquires_unknown = s.integer("acquires_unknown").value_or(0);
+  out.writes_accepted = s.integer("writes_accepted").value_or(0);
+  out.writes_rejected = s.integer("writes_rejected").value_or(0);
+  out.lost = s.integer("lost").value_or(0);
+  out.counters = s.integer_map("counters");
+  out.events = s.integer("events").value_or(0);
+  return out;
+}
+
+FaultFiring read_fault(const Fields& f) {
+  FaultFiring out;
+  if (auto index = f.unsigned_integer("index")) out.index = size_t(*index);
+  out.kind = f.text("kind").value_or("");
+  out.trigger = f.text("trigger").value_or("");
+  out.fired = f.boolean("fired").value_or(false);
+  out.fired_at_ms = f.number("fired_at_ms");
+  out.ended_at_ms = f.number("ended_at_ms");
+  return out;
+}
+
+json stats_json(const RunStats& s) {
+  return {{"acquires_ok", s.acquires_ok},
+          {"acquires_failed", s.acquires_failed},
+          {"acquires_unknown", s.acquires_unknown},
+          {"writes_accepted", s.writes_accepted},
+          {"writes_rejected", s.writes_rejected},
+          {"lost", s.lost},
+          {"counters", s.counters},
+          {"events", s.events}};
+}
+
+json check_json(const Check& c) {
+  json violations = json::array();
+  for (const auto& v : c.violations) violations.push_back(checkers::violation_json(v));
+  return {{"verdict", c.verdict},
+          {"counts", c.counts},
+          {"per_lock", c.per_lock},
+          {"violations", violations}};
+}
+
+json fault_json(const FaultFiring& f) {
+  json out{{"index", f.index}, {"kind", f.kind}, {"trigger", f.trigger}, {"fired", f.fired}};
+  if (f.fired_at_ms) out["fired_at_ms"] = *f.fired_at_ms;
+  if (f.ended_at_ms) out["ended_at_ms"] = *f.ended_at_ms;
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator = ", ") {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+}  // namespace
+
+std::string_view outcome_name(RunOutcome outcome) {
+  return kNames[size_t(outcome)];
+}
+
+std::optional<RunOutcome> outcome_named(std::string_view name) {
+  for (RunOutcome outcome : kOutcomes)
+    if (outcome_name(outcome) == name) return outcome;
+  return std::nullopt;
+}
+
+bool passes(RunOutcome outcome) {
+  return outcome == RunOutcome::kMet || outcome == RunOutcome::kSaferThan ||
+         outcome == RunOutcome::kNotApplicable;
+}
+
+std::optional<RunOutcome> cell_outcome(const std::vector<RunOutcome>& runs) {
+  if (runs.empty()) return std::nullopt;
+  auto some = [&](RunOutcome o) { return std::find(runs.begin(), runs.end(), o) != runs.end(); };
+  for (RunOutcome failing : {RunOutcome::kError, RunOutcome::kUnmet, RunOutcome::kNotExercised})
+    if (some(failing)) return failing;
+  if (!some(RunOutcome::kMet) && !some(RunOutcome::kSaferThan)) return RunOutcome::kNotApplicable;
+  return some(RunOutcome::kMet) ? RunOutcome::kMet : RunOutcome::kSaferThan;
+}
+
+Check Check::of(const checkers::Results& results) {
+  Check out;
+  out.verdict = results.violated() ? "violated" : "safe";
+  out.counts = results.counts;
+  out.per_lock = results.per_lock;
+  out.violations = results.violations;
+  return out;
+}
+
+int64_t Check::found(const std::string& kind) const {
+  if (auto it = counts.find(kind); it != counts.end()) return it->second;
+  return std::count_if(violations.begin(), violations.end(),
+                       [&](const checkers::Violation& v) { return v.kind == kind; });
+}
+
+std::vector<std::string> Check::found_kinds() const {
+  std::set<std::string> kinds;
+  for (const auto& v : violations) kinds.insert(v.kind);
+  for (const auto& kind : checkers::violation_kinds())
+    if (found(kind) > 0) kinds.insert(kind);
+  return {kinds.begin(), kinds.end()};
+}
+
+json RunResult::to_json() const {
+  json out{{"algorithm", algorithm},
+           {"error", error ? json(*error) : json()},
+           {"verdict", verdict},
+           {"exercised", exercised},
+           {"faults", json::array()}};
+  for (const auto& fault : faults) out["faults"].push_back(fault_json(fault));
+  if (adapter) out["adapter"] = *adapter;
+  if (like) out["like"] = *like;
+  if (expected) out["expected"] = expectation_json(*expected);
+  if (!history.empty()) out["history"] = history;
+  if (seed) out["seed"] = *seed;
+  if (run) out["run"] = *run;
+  if (seconds) out["seconds"] = *seconds;
+  if (stats) out["stats"] = stats_json(*stats);
+  if (check) out["check"] = check_json(*check);
+  if (outcome) {
+    out["outcome"] = outcome_name(*outcome);
+    out["expectation_met"] = *outcome == RunOutcome::kMet;
+  }
+  if (not_applicable) out["not_applicable"] = *not_applicable;
+  return out;
+}
+
+RunResult RunResult::from_json(const json& document, const std::filesystem::path& file,
+                               const std::string& field) {
+  Fields r(document, file, field);
+  RunResult out;
+  out.algorithm = r.text("algorithm").value_or("");
+  if (out.algorithm.empty()) r.fail(r.path("algorithm"), "is missing or empty");
+  out.adapter = r.text("adapter");
+  out.like = r.text("like");
+  if (r.find("expected")) out.expected = read_expectation(r.child("expected"));
+  out.history = r.text("history").value_or("");
+  out.seed = r.unsigned_integer("seed");
+  out.run = r.integer("run");
+  out.seconds = r.number("seconds");
+  // An error may be text, or a structured object from a newer runner.
+  if (const json* error = r.find("error"))
+    out.error = error->is_string() ? error->get<std::string>() : error->dump();
+  if (r.find("stats")) out.stats = read_stats(r.child("stats"));
+  if (r.find("check")) out.check = read_check(r.child("check"));
+  out.verdict = r.text("verdict").value_or(out.check ? out.check->verdict : "");
+  if (out.verdict.empty()) out.verdict = out.error ? "error" : "unknown";
+  out.faults = r.list("faults", read_fault);
+  out.exercised = r.boolean("exercised").value_or(true);
+  out.not_applicable = r.text("not_applicable");
+
+  // An outcome this reader does not know (a newer file) is derived as for an older file.
+  if (auto name = r.text("outcome")) out.outcome = outcome_named(*name);
+  if (!out.outcome) {
+    std::optional<bool> met = r.boolean("expectation_met");
+    if (out.error)
+      out.outcome = RunOutcome::kError;
+    else if (met)
+      out.outcome = *met ? RunOutcome::kMet : RunOutcome::kUnmet;
+    else if (out.expected)
+      out.outcome = decide_outcome(out);
+  }
+  return out;
+}
+
+json ScenarioResults::to_json() const {
+  json out{{"scenario", scenario},
+           {"description", description},
+           {"scenario_file", scenario_file},
+           {"locklab_version", locklab_version},
+           {"runs", json::array()}};
+  if (seed) out["seed"] = *seed;
+  if (runs_per_algorithm) out["runs_per_algorithm"] = *runs_per_algorithm;
+  for (const auto& run : runs) out["runs"].push_back(run.to_json());
+  return out;
+}
+
+ScenarioResults ScenarioResults::from_json(const json& document,
+                                           const std::filesystem::path& file) {
+  Fields top(document, file, "");
+  ScenarioResults out;
+  out.scenario = top.text("scenario").value_or("");
+  out.description = top.text("description").value_or("");
+  out.scenario_file = top.text("scenario_file").value_or("");
+  out.seed = top.unsigned_integer("seed");
+  out.runs_per_algorithm = top.integer("runs_per_algorithm");
+  out.locklab_version = top.text("locklab_version").value_or("");
+  if (!top.find("runs")) top.fail("runs", "is missing: not the results.json of a run");
+  if (!top.find("runs")->is_array()) top.fail("runs", "must be an array");
+  const json& runs = *top.find("runs");
+  for (size_t i = 0; i < runs.size(); ++i)
+    out.runs.push_back(RunResult::from_json(runs[i], file, "runs[" + std::to_string(i) + "]"));
+  return out;
+}
+
+ScenarioResults read_results_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ResultsError("cannot read " + file.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ResultsError("cannot read " + file.string());
+  json document;
+  try {
+    document = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw ResultsError(file.string() + ": not valid JSON (" + e.what() + ")");
+  }
+  return ScenarioResults::from_json(document, file);
+}
+
+bool expectation_met(const Expectation& expected, const Check& measured) {
+  if (measured.verdict != expected.verdict) return false;
+  for (const auto& kind : expected.kinds)
+    if (measured.found(kind) == 0) return false;
+  for (const auto& kind : expected.absent)
+    if (measured.found(kind) != 0) return false;
+  return true;
+}
+
+RunOutcome decide_outcome(const RunResult& run) {
+  if (run.error) return RunOutcome::kError;
+  if (run.not_applicable) return RunOutcome::kNotApplicable;
+  if (!run.exercised) return RunOutcome::kNotExercised;
+  const Expectation expected = run.expected.value_or(Expectation{});
+  Check verdict_only;
+  verdict_only.verdict = run.verdict;
+  const Check& measured = run.check ? *run.check : verdict_only;
+  if (!run.like) return expectation_met(expected, measured) ? RunOutcome::kMet : RunOutcome::kUnmet;
+
+  // An adapter held to a built-in's expectation: a violation the built-in's
+  // expectation does not predict fails; surviving what breaks the built-in does not.
+  for (const auto& kind : expected.absent)
+    if (measured.found(kind) > 0) return RunOutcome::kUnmet;
+  if (expected.verdict != "violated")
+    return expectation_met(expected, measured) ? RunOutcome::kMet : RunOutcome::kUnmet;
+  if (measured.verdict != "violated" && measured.verdict != "safe") return RunOutcome::kUnmet;
+  return expectation_met(expected, measured) ? RunOutcome::kMet : RunOutcome::kSaferThan;
+}
+
+std::vector<std::string> found_kinds(const RunResult& run) {
+  return run.check ? run.check->found_kinds() : std::vector<std::string>{};
+}
+
+std::string expected_text(const Expectation& expected) {
+  std::string text = expected.verdict;
+  if (!expected.kinds.empty()) text += " (" + joined(expected.kinds) + ")";
+  return text;
+}
+
+std::string fault_label(const FaultFiring& fault) {
+  return "fault " + std::to_string(fault.index) + " (" + fault.kind +
+         (fault.trigger.empty() ? "" : ", " + fault.trigger) + ")";
+}
+
+std::string never_fired(const RunResult& run) {
+  std::vector<std::string> labels;
+  for (const auto& fault : run.faults)
+    if (!fault.fired) labels.push_back(fault_label(fault));
+  if (labels.empty()) return "a fault never fired";
+  return joined(labels) + " never fired";
+}
+
+std::string summary_line(const RunResult& run) {
+  std::string line = run.algorithm + ": ";
+  const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
+  if (outcome == RunOutcome::kError)
+    return line + run.verdict + " (error: " + run.error.value_or("unknown") + ")";
+  if (outcome == RunOutcome::kNotApplicable)
+    return line + "not applicable — " + run.not_applicable.value_or("not run");
+  if (outcome == RunOutcome::kNotExercised) return line + "NOT EXERCISED — " + never_fired(run);
+  line += run.verdict + " — expected " + run.expected.value_or(Expectation{}).verdict;
+  if (outcome == RunOutcome::kMet) line += ", met";
+  if (outcome == RunOutcome::kUnmet) line += ", NOT met";
+  if (outcome == RunOutcome::kSaferThan)
+    line += ", safer than " + run.like.value_or("the built-in");
+  if (run.check) {
+    for (const auto& kind : checkers::violation_kinds())
+      if (int64_t n = run.check->found(kind); n > 0)
+        line += " [" + kind + " " + std::to_string(n) + "]";
+    if (int64_t saved = run.check->found("fencing-saved"); saved > 0)
+      line += " [fencing-saved " + std::to_string(saved) + "]";
+  }
+  return line;
+}
+
+int exit_status(const ScenarioResults& results) {
+  int status = 0;
+  for (const auto& run : results.runs) {
+    if (run.outcome == RunOutcome::kError || run.error) return 2;
+    if (!run.outcome || !passes(*run.outcome)) status = 1;
+  }
+  return status;
+}
+
+}  // namespace locklab

@@ -1,0 +1,219 @@
+// results.json, typed: the document `locklab run` writes for one scenario
+// (one entry per run of an algorithm), which is also what each scenario
+// directory of a suite holds. FORMAT.md beside this file specifies every
+// field. Documents are written with to_json() and read with from_json(),
+// which is tolerant: only runs[].algorithm is required, fields it does not
+// know are ignored (newer files), missing ones stay absent (older files), and
+// a field of the wrong type is an error naming the file and the field.
+//
+// The outcome of a run (met, unmet, not-exercised, not-applicable,
+// safer-than, error) is decided here, once, by decide_outcome().
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checkers.h"
+#include "expectation.h"
+
+namespace locklab {
+
+// What became of one of the scenario's faults in one run.
+struct FaultFiring {
+  size_t index = 0;                   // position in the scenario's "faults"
+  std::string kind;                   // the fault kind's name ("pause", ...)
+  std::string trigger;                // "at 1200 ms" or "c1 at step acquired (1st time)"
+  bool fired = false;                 // it took effect during the run
+  std::optional<double> fired_at_ms;  // ms since the run started
+  std::optional<double>
+      ended_at_ms;  // when it was undone or healed; absent: instant, or never ended
+
+  bool operator==(const FaultFiring&) const = default;
+};
+
+// How a run stands against what its scenario expects of it.
+enum class RunOutcome {
+  kMet,            // it measured what the expectation predicts
+  kUnmet,          // it measured something the expectation rules out
+  kNotExercised,   // some fault never fired: the story was not played, whatever was measured
+  kNotApplicable,  // the cell was not run; RunResult::not_applicable says why
+  kSaferThan,      // a lock standing in for a built-in survived a story that breaks the built-in
+  kError,          // the run could not be completed
+};
+
+// Every outcome, in the order displays list them.
+inline constexpr RunOutcome kOutcomes[] = {RunOutcome::kMet,           RunOutcome::kSaferThan,
+                                           RunOutcome::kNotApplicable, RunOutcome::kNotExercised,
+                                           RunOutcome::kUnmet,         RunOutcome::kError};
+
+// The outcome's name in results.json: "met", "unmet", "not-exercised",
+// "not-applicable", "safer-than" or "error".
+std::string_view outcome_name(RunOutcome outcome);
+
+// The outcome named `name` (as outcome_name() spells it); nullopt for any other text.
+std::optional<RunOutcome> outcome_named(std::string_view name);
+
+// Whether a run with `outcome` passes: met, safer-than and not-applicable
+// do; unmet, not-exercised and error fail.
+bool passes(RunOutcome outcome);
+
+// The outcome of a cell (the runs of one scenario × algorithm) from its
+// runs' outcomes: error if some run is one, else unmet if some run is, else
+// not-exercised if some run is, else not-applicable if every run is, else
+// safer-than if every run that was run is, else met. nullopt for no runs.
+std::optional<RunOutcome> cell_outcome(const std::vector<RunOutcome>& runs);
+
+// What the checkers measured in a run's history (harness/checkers/checkers.h).
+struct Check {
+  std::string verdict = "safe";  // "safe" or "violated"
+  // Every violation kind (0 when none), "fencing-saved", "events", "holds", "writes-accepted".
+  std::map<std::string, int64_t> counts;
+  std::map<std::string, std::map<std::string, int64_t>> per_lock;  // lock -> the same counts
+  std::vector<checkers::Violation> violations;  // listed (capped per kind), by first event
+
+  // The checkers' results as a run records them.
+  static Check of(const checkers::Results& results);
+
+  // How many violations of `kind` were found: counts[kind], or where counts
+  // does not name the kind (a hand-written file), the listed violations of it.
+  int64_t found(const std::string& kind) const;
+
+  // The kinds with at least one violation found, sorted, each once.
+  std::vector<std::string> found_kinds() const;
+
+  bool operator==(const Check&) const = default;
+};
+
+// What the clients did in a run, summed over them.
+struct RunStats {
+  int64_t acquires_ok = 0, acquires_failed = 0, acquires_unknown = 0;
+  int64_t writes_accepted = 0, writes_rejected = 0;
+  int64_t lost = 0;                         // times a client concluded it no longer held the lock
+  std::map<std::string, int64_t> counters;  // the protected counter of each lock at the end
+  int64_t events = 0;                       // events in the history
+
+  bool operator==(const RunStats&) const = default;
+};
+
+// One run of one algorithm (or of an adapter standing in for one): an entry
+// of results.json's "runs".
+struct RunResult {
+  std::string algorithm;               // the algorithm id, or the adapter's name
+  std::optional<std::string> adapter;  // the adapter program's command, when one ran
+  std::optional<std::string> like;     // the built-in the adapter stands in for (--like)
+  std::optional<Expectation> expected;
+  std::string history;               // the history file, relative to the run directory; empty: none
+  std::optional<uint64_t> seed;      // the run's seed
+  std::optional<int64_t> run;        // 1, 2, ... when a suite repeats a cell (--runs)
+  std::optional<double> seconds;     // how long the run took
+  std::optional<std::string> error;  // why the run could not be completed
+  std::optional<RunStats> stats;
+  std::optional<Check> check;
+  std::string verdict = "unknown";  // the check's verdict; "unknown" when there is none
+  // Decided by decide_outcome(). Absent only in files that predate it and
+  // expect nothing of the run.
+  std::optional<RunOutcome> outcome;
+  std::vector<FaultFiring> faults;            // one per fault of the scenario, in its order
+  bool exercised = true;                      // every fault fired
+  std::optional<std::string> not_applicable;  // why the cell was not run
+
+  // The run as results.json holds it.
+  nlohmann::json to_json() const;
+
+  // Reads one entry of "runs". `file` and `field` (the entry's path in the
+  // document, e.g. "runs[2]") only name it in errors. The outcome is the
+  // document's; a file that predates it gets error, met or unmet from its
+  // "error" and "expectation_met", else (with an expectation) decide_outcome().
+  // Throws ResultsError when the entry is not an object, has no algorithm,
+  // or a field has the wrong type.
+  static RunResult from_json(const nlohmann::json& run, const std::filesystem::path& file,
+                             const std::string& field = "");
+
+  bool operator==(const RunResult&) const = default;
+};
+
+// A results.json document.
+struct ScenarioResults {
+  std::string scenario;
+  std::string description;
+  std::string scenario_file;                  // as the scenario was given
+  std::optional<uint64_t> seed;               // the base seed
+  std::optional<int64_t> runs_per_algorithm;  // set by a suite (--runs)
+  std::string locklab_version;
+  std::vector<RunResult> runs;
+
+  // The document as results.json holds it.
+  nlohmann::json to_json() const;
+
+  // Reads a document; `file` only names it in errors. Throws ResultsError
+  // when it is not an object, has no "runs" array, or any field has the wrong type.
+  static ScenarioResults from_json(const nlohmann::json& document,
+                                   const std::filesystem::path& file);
+
+  bool operator==(const ScenarioResults&) const = default;
+};
+
+// A results.json that cannot be read: what() is one line naming the file
+// and, where it applies, the field.
+class ResultsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads the results.json at `file`. Throws ResultsError naming the file when
+// it cannot be read, is not JSON, or ScenarioResults::from_json refuses it.
+ScenarioResults read_results_file(const std::filesystem::path& file);
+
+// Whether `measured` is what `expected` predicts: the verdict matches, every
+// kind in `kinds` was found, and no kind in `absent`.
+bool expectation_met(const Expectation& expected, const Check& measured);
+
+// The outcome of `run`, from its error, not_applicable, exercised, expected
+// (the default Expectation when absent), check (its verdict alone when
+// absent) and like:
+//   error → error; not_applicable → not-applicable; not exercised → not-exercised;
+//   without `like`: met when expectation_met(), else unmet;
+//   with `like` (an adapter held to a built-in's expectation): unmet when a
+//   kind in `absent` was found or the built-in is expected safe and the
+//   measurement differs; met when the built-in is expected violated and the
+//   run found every expected kind with a violated verdict; otherwise, when
+//   it measured safe or found only some of those kinds, safer-than.
+RunOutcome decide_outcome(const RunResult& run);
+
+// The violation kinds the run's checkers found, sorted, each once (none without a check).
+std::vector<std::string> found_kinds(const RunResult& run);
+
+// "violated (mutual-exclusion, stale-write)": the verdict and the kinds an
+// expectation requires.
+std::string expected_text(const Expectation& expected);
+
+// "fault 0 (pause, c1 at step acquired (1st time))".
+std::string fault_label(const FaultFiring& fault);
+
+// The faults of `run` that never fired, for people: "fault 0 (pause, at 1200
+// ms) never fired", with every such fault listed; "a fault never fired" when
+// the run is not exercised but names none.
+std::string never_fired(const RunResult& run);
+
+// The line `locklab run` prints for `run`, e.g.
+//   set-nx-px: safe — expected safe, met
+//   set-nx-px: violated — expected safe, NOT met [mutual-exclusion 2]
+//   redis-py-lock: safe — expected violated, safer than set-nx-px
+//   set-nx-px: NOT EXERCISED — fault 0 (pause, c1 at step acquired (1st time)) never fired
+//   set-nx-px: not applicable — <why>
+//   set-nx-px: unknown (error: <why>)
+std::string summary_line(const RunResult& run);
+
+// The exit status of `locklab run` for `results`: 2 when some run could not
+// be completed, else 1 when some run is unmet or not exercised (or has no
+// outcome), else 0 (met, safer-than and not-applicable runs pass).
+int exit_status(const ScenarioResults& results);
+
+}  // namespace locklab
