@@ -221,18 +221,24 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
   return run;
 }
 
-ScenarioResults run_scenario(const Scenario& scenario, const RunOptions& options) {
-  std::vector<std::string> selected =
-      options.algorithms.empty() ? scenario.algorithms : options.algorithms;
-  if (options.external) selected = {probe_adapter(options.external->adapter).name};
-  uint64_t seed = options.seed.value_or(scenario.seed);
-  std::filesystem::create_directories(options.out_dir);
+ScenarioResults results_of(const Scenario& scenario, uint64_t seed, std::vector<RunResult> runs) {
   ScenarioResults results;
   results.scenario = scenario.name;
   results.description = scenario.description;
   results.scenario_file = scenario.file.string();
   results.seed = seed;
   results.locklab_version = kVersion;
+  results.runs = std::move(runs);
+  return results;
+}
+
+ScenarioResults run_scenario(const Scenario& scenario, const RunOptions& options) {
+  std::vector<std::string> selected =
+      options.algorithms.empty() ? scenario.algorithms : options.algorithms;
+  if (options.external) selected = {probe_adapter(options.external->adapter).name};
+  uint64_t seed = options.seed.value_or(scenario.seed);
+  std::filesystem::create_directories(options.out_dir);
+  ScenarioResults results = results_of(scenario, seed, {});
   for (const auto& algorithm : selected)
     results.runs.push_back(run_algorithm(scenario, algorithm, seed, options.out_dir,
                                          options.external ? &*options.external : nullptr));

@@ -37,6 +37,10 @@ struct RunOptions {
   std::optional<ExternalLock> external;
 };
 
+// The results.json document of `scenario` with `runs` (base seed `seed`),
+// as `locklab run` and each scenario directory of a suite write it.
+ScenarioResults results_of(const Scenario& scenario, uint64_t seed, std::vector<RunResult> runs);
+
 // Runs every selected algorithm of `scenario` and writes out_dir/results.json
 // (written last and atomically: a results file on disk is always complete).
 // Returns that document. An algorithm whose run hit an infrastructure error

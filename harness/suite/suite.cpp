@@ -40,14 +40,8 @@ std::string run_dir_name(int run) {
 // The results.json of one scenario directory, in `locklab run`'s shape.
 ScenarioResults scenario_results(const Scenario& scenario, uint64_t seed, int runs_per_algorithm,
                                  std::vector<RunResult> runs) {
-  ScenarioResults results;
-  results.scenario = scenario.name;
-  results.description = scenario.description;
-  results.scenario_file = scenario.file.string();
-  results.seed = seed;
+  ScenarioResults results = results_of(scenario, seed, std::move(runs));
   results.runs_per_algorithm = runs_per_algorithm;
-  results.locklab_version = kVersion;
-  results.runs = std::move(runs);
   return results;
 }
 
