@@ -36,6 +36,11 @@ const std::vector<std::string>& workload_steps() {
   return steps;
 }
 
+bool is_nesting_step(std::string_view step) {
+  return step == "before-reacquire" || step == "reacquired" || step == "before-inner-release" ||
+         step == "inner-released";
+}
+
 void Client::lock_step(std::string_view name) {
   if (!lock_steps_.count(name))
     throw std::logic_error("the lock called step \"" + std::string(name) +

@@ -36,6 +36,10 @@ struct ClientStats {
 // client still believes its lease valid.
 const std::vector<std::string>& workload_steps();
 
+// Whether `step` is one of the workload's nesting steps (before-reacquire …
+// inner-released), which only re-entrant locks reach.
+bool is_nesting_step(std::string_view step);
+
 // Called at every named step of a client (its own and its lock's); the
 // nemesis may pause the client there (block) or crash it (throw ClientCrashed).
 using StepListener = std::function<void(const std::string& client, std::string_view step)>;

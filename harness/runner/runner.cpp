@@ -55,8 +55,7 @@ std::optional<std::string> not_applicable_reason(const Scenario& scenario, const
     const std::string which =
         "fault " + std::to_string(i) + " (" + std::string(f.name()) + ", " + f.trigger_text() + ")";
     if (std::find(own.begin(), own.end(), step) != own.end()) {
-      if (step.find("reacquire") != std::string::npos ||
-          step.find("inner-release") != std::string::npos) {
+      if (is_nesting_step(step)) {
         if (!hello) hello = probe_adapter(external.adapter);
         if (!hello->reentrant)
           return which +

@@ -266,11 +266,6 @@ const AlgorithmInfo& algorithm_info(const std::string& id) {
   throw std::invalid_argument("unknown algorithm " + id);
 }
 
-bool nests(const std::string& step) {
-  return step == "before-reacquire" || step == "reacquired" || step == "before-inner-release" ||
-         step == "inner-released";
-}
-
 // What a fault's step and nodes mean for the algorithms it applies to: a
 // step no such algorithm reaches, or a server none has, is an error now,
 // not a run that silently tells no story.
@@ -302,7 +297,7 @@ void check_fault_against_algorithms(const Fault& fault, size_t i, const Scenario
       fail("when.step", "is \"" + step + "\", a step of " + joined(offering) + " only, but " +
                             joined(lacking) + " would never reach it: list the algorithms it is " +
                             "for in " + path + ".algorithms");
-    if (nests(step)) {
+    if (is_nesting_step(step)) {
       if (s.workload.reentry < 2)
         fail("when.step", "is \"" + step + "\", reached only when workload.reentry > 1");
       for (const auto& a : runs)
