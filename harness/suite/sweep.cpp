@@ -191,6 +191,9 @@ Probe measure(const Scenario& scenario, const std::string& algorithm, double val
       run.algorithm = algorithm;
       run.error = e.what();
     }
+    // A run whose fault never fired did not play the story at this value:
+    // its "safe" says nothing, so the answer here is unknown, like an error.
+    if (!run.error && !run.exercised) run.error = never_fired(run);
     const bool failed = run.error.has_value();
     const auto found = found_kinds(run);
     const bool broken =

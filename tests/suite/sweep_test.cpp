@@ -315,5 +315,30 @@ TEST(RunSweep, RunErrorEndsThatSearchWithStatusTwo) {
             std::string::npos);
 }
 
+// A probe whose fault never fired measured nothing about the swept value.
+TEST(RunSweep, AProbeWhoseFaultNeverFiredEndsTheSearchAsUnknown) {
+  TempDir out("sweep-test");
+  CellRunner fake = [](const Scenario&, const std::string& algorithm, uint64_t,
+                       const fs::path&) -> RunResult {
+    RunResult run;
+    run.algorithm = algorithm;
+    run.verdict = "safe";
+    run.exercised = false;
+    run.faults = {FaultFiring{0, "pause", "c1 at step before-write (1st time)", false, {}, {}}};
+    return run;
+  };
+  SweepOptions options;
+  options.spec = spec(0, 3000, 50);
+  options.out_dir = out.path();
+  std::ostringstream progress;
+  options.progress = &progress;
+  json sweep = run_sweep(pause_scenario(), options, fake);
+  EXPECT_EQ(sweep["exit_status"], 2);
+  EXPECT_EQ(sweep["algorithms"][0]["outcome"], "error");
+  EXPECT_NE(sweep["algorithms"][0]["error"].get<std::string>().find("never fired"),
+            std::string::npos)
+      << sweep["algorithms"][0]["error"];
+}
+
 }  // namespace
 }  // namespace locklab::suite
