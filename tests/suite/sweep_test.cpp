@@ -292,6 +292,16 @@ TEST(RunSweep, KindDecidesWhatBreaks) {
   EXPECT_LT(sweep["algorithms"][0]["last_safe_value"].get<double>(), 2000);
 }
 
+// run_sweep of the pause scenario's duration over 0..3000 ms with `fake` cells.
+json sweep_pause_from_0_to_3000(const CellRunner& fake, const TempDir& out) {
+  SweepOptions options;
+  options.spec = spec(0, 3000, 50);
+  options.out_dir = out.path();
+  std::ostringstream progress;
+  options.progress = &progress;
+  return run_sweep(pause_scenario(), options, fake);
+}
+
 TEST(RunSweep, RunErrorEndsThatSearchWithStatusTwo) {
   TempDir out("sweep-test");
   CellRunner fake = [](const Scenario&, const std::string& algorithm, uint64_t,
@@ -300,12 +310,7 @@ TEST(RunSweep, RunErrorEndsThatSearchWithStatusTwo) {
     return RunResult::from_json({{"algorithm", algorithm}, {"verdict", "safe"}, {"error", nullptr}},
                                 "fake");
   };
-  SweepOptions options;
-  options.spec = spec(0, 3000, 50);
-  options.out_dir = out.path();
-  std::ostringstream progress;
-  options.progress = &progress;
-  json sweep = run_sweep(pause_scenario(), options, fake);
+  json sweep = sweep_pause_from_0_to_3000(fake, out);
   EXPECT_EQ(sweep["exit_status"], 2);
   EXPECT_EQ(sweep["algorithms"][0]["outcome"], "error");
   EXPECT_EQ(sweep["algorithms"][0]["error"], "no free port");
@@ -327,12 +332,7 @@ TEST(RunSweep, AProbeWhoseFaultNeverFiredEndsTheSearchAsUnknown) {
     run.faults = {FaultFiring{0, "pause", "c1 at step before-write (1st time)", false, {}, {}}};
     return run;
   };
-  SweepOptions options;
-  options.spec = spec(0, 3000, 50);
-  options.out_dir = out.path();
-  std::ostringstream progress;
-  options.progress = &progress;
-  json sweep = run_sweep(pause_scenario(), options, fake);
+  json sweep = sweep_pause_from_0_to_3000(fake, out);
   EXPECT_EQ(sweep["exit_status"], 2);
   EXPECT_EQ(sweep["algorithms"][0]["outcome"], "error");
   EXPECT_NE(sweep["algorithms"][0]["error"].get<std::string>().find("never fired"),
