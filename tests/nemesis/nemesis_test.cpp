@@ -169,11 +169,14 @@ TEST(Nemesis, ReentrantClientsNestAndReportTheDepthLeft) {
 }
 
 TEST(Nemesis, ReentryCountLostInAFailoverReleasesTheLockTooEarly) {
-  // The canonical scenario in small: level 1 replicated, level 2 not, then a failover.
+  // The canonical scenario in small: level 1 replicated (c1 stalls after taking
+  // it, so the write is not still in flight when replication is cut), level 2
+  // not, then a failover.
   RunRecord r = run(R"({"clients": 2, "algorithms": ["redisson-hash"], "duration_ms": 2000,
                  "topology": {"replicas": 1},
                  "workload": {"locks": ["L"], "ttl_ms": 10000, "wait_ms": 500, "work_ms": 1000, "reentry": 2},
                  "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 300},
+                            {"kind": "pause", "when": {"client": "c1", "step": "acquired"}, "duration_ms": 100},
                             {"kind": "cut-replication", "when": {"client": "c1", "step": "before-reacquire"}},
                             {"kind": "failover", "mode": "manual", "when": {"client": "c1", "step": "reacquired"}}]})",
                     "redisson-hash");
