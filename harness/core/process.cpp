@@ -17,6 +17,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "cleanup_registry.h"
 
@@ -281,6 +282,23 @@ int ChildProcess::stop(std::chrono::milliseconds grace) {
   return *status_;
 }
 
+namespace {
+
+std::mutex graceful_mutex;
+std::function<void()> graceful_stop;  // guarded by graceful_mutex
+
+}  // namespace
+
+GracefulStop::GracefulStop(std::function<void()> on_first_signal) {
+  std::lock_guard lock(graceful_mutex);
+  graceful_stop = std::move(on_first_signal);
+}
+
+GracefulStop::~GracefulStop() {
+  std::lock_guard lock(graceful_mutex);
+  graceful_stop = nullptr;
+}
+
 void install_termination_cleanup() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -295,6 +313,16 @@ void install_termination_cleanup() {
     std::thread([set] {
       int sig = 0;
       sigwait(&set, &sig);
+      std::function<void()> stop;
+      {
+        std::lock_guard lock(graceful_mutex);
+        stop = std::exchange(graceful_stop, nullptr);
+      }
+      if (stop) {
+        // The command ends its work itself; a second signal ends the lab at once.
+        stop();
+        sigwait(&set, &sig);
+      }
       cleanup::run_all();
       ::_exit(128 + sig);
     }).detach();

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -65,5 +66,17 @@ bool program_available(const std::string& program);
 // 128+signal; SIGPIPE is ignored (a write to a dead server is an error, not
 // the end of the lab). Must be called before any thread is started; idempotent.
 void install_termination_cleanup();
+
+// While one lives, the first SIGINT/SIGTERM/SIGHUP only calls
+// `on_first_signal` (from the signal thread), so a long command can stop
+// taking new work, write what it has and let its servers stop as usual; a
+// second signal ends the lab as install_termination_cleanup() says.
+class GracefulStop {
+ public:
+  explicit GracefulStop(std::function<void()> on_first_signal);
+  ~GracefulStop();
+  GracefulStop(const GracefulStop&) = delete;
+  GracefulStop& operator=(const GracefulStop&) = delete;
+};
 
 }  // namespace locklab

@@ -414,6 +414,44 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
   return s;
 }
 
+json scenario_to_json(const Scenario& s) {
+  json doc = json::object();
+  doc["name"] = s.name;
+  if (!s.description.empty()) doc["description"] = s.description;
+  const Topology& t = s.topology;
+  doc["topology"] = {{"nodes", t.nodes},
+                     {"replicas", t.replicas},
+                     {"sentinels", t.sentinels},
+                     {"persistence", t.persistence}};
+  doc["clients"] = s.clients;
+  const Workload& w = s.workload;
+  doc["workload"] = {
+      {"locks", w.locks},       {"ttl_ms", w.ttl_ms},
+      {"wait_ms", w.wait_ms},   {"work_ms", w.work_ms},
+      {"think_ms", w.think_ms}, {"ops_per_client", w.ops_per_client},
+      {"fencing", w.fencing},   {"stop_on_renewal_failure", w.stop_on_renewal_failure},
+      {"reentry", w.reentry}};
+  if (!w.params.empty()) doc["workload"]["params"] = w.params;
+  doc["duration_ms"] = s.duration_ms;
+  doc["seed"] = s.seed;
+  doc["algorithms"] = s.algorithms;
+  json faults = json::array();
+  for (const Fault& f : s.faults) {
+    json j = {{"kind", f.name()}};
+    j.update(f.describe());
+    if (f.when && f.when->nth == 1) j["when"].erase("nth");
+    if (!f.clients.empty()) j["clients"] = f.clients;
+    if (!f.nodes.empty()) j["nodes"] = f.nodes;
+    if (!f.algorithms.empty()) j["algorithms"] = f.algorithms;
+    faults.push_back(std::move(j));
+  }
+  doc["faults"] = std::move(faults);
+  json expect = {{"default", expectation_json(s.default_expectation)}};
+  for (const auto& [algorithm, e] : s.expectations) expect[algorithm] = expectation_json(e);
+  doc["expect"] = std::move(expect);
+  return doc;
+}
+
 Scenario load_scenario(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw ScenarioError(file.string() + ": cannot open the scenario file");

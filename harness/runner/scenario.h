@@ -72,6 +72,11 @@ Scenario load_scenario(const std::filesystem::path& file);
 // The same from an already parsed document (`file` only names it in errors).
 Scenario parse_scenario(const nlohmann::json& document, const std::filesystem::path& file);
 
+// The scenario as a scenario file holds it: parse_scenario(scenario_to_json(s))
+// gives back `s` (its `file` aside). Generated and shrunk scenarios are
+// written with it, so every one of them is valid input to `locklab run`.
+nlohmann::json scenario_to_json(const Scenario& scenario);
+
 // "line L, column C" of byte `offset` in `text` (for JSON parse errors).
 std::string line_and_column(const std::string& text, size_t offset);
 

@@ -24,15 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string utc_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm parts{};
-  gmtime_r(&now, &parts);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text;
-}
-
 std::string run_dir_name(int run) {
   return "run-" + std::to_string(run);
 }
@@ -172,6 +163,15 @@ CellRunner run_external(ExternalLock external) {
                                           uint64_t seed, const fs::path& out_dir) {
     return run_algorithm(scenario, name, seed, out_dir, &external);
   };
+}
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
 }
 
 json current_invocation() {

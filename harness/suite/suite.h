@@ -62,6 +62,9 @@ struct SuiteOptions {
 // {command_line: [argv...], working_directory}.
 nlohmann::json current_invocation();
 
+// The current time as results files record it: "2026-11-23T10:59:46Z".
+std::string utc_now();
+
 // Runs the cells of `options.shard` and writes the output layout above. Each
 // scenario's results.json (a ScenarioResults) is written as soon as its last
 // cell ends. The returned document, also written to OUT/results.json

@@ -1,0 +1,71 @@
+// `locklab explore`: generated scenarios run against real redis-servers until
+// a budget is spent; each distinct violation found is shrunk to the smallest
+// scenario that still breaks the lock, its reproduction rate measured, and
+// written as a scenario file with its run report.
+//
+// Output layout (OUT = ExploreOptions::out_dir):
+//   OUT/explore.json                   every run's seed and verdict, coverage, what was found
+//   OUT/index.html                     the same for people
+//   OUT/found/<name>.json              a minimal scenario: input to `locklab run`
+//   OUT/found/<name>/                  one of its violating runs: results.json, history, report
+//   OUT/runs/run-<i>/                  each violating generated run: scenario.json, history
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "generator.h"
+#include "runner.h"
+#include "suite.h"
+
+namespace locklab::explore {
+
+struct ExploreOptions {
+  Space space;
+  // The lock explored when it is not the built-in space.algorithm: an adapter.
+  std::optional<ExternalLock> external;
+  // The lock's name in runs and files: an adapter's (from its hello); empty:
+  // space.algorithm.
+  std::string name;
+  std::filesystem::path out_dir;
+  // The budget: generated runs stop at whichever comes first.
+  std::optional<int64_t> max_runs;
+  std::chrono::seconds max_time{300};
+  int jobs = 1;                    // runs at the same time, each with its own servers
+  uint64_t seed = 1;               // names the sequence of generated scenarios
+  std::vector<std::string> kinds;  // violation kinds sought (empty: any)
+  // "Still breaks" while shrinking: broke in `needed` of `reruns` runs.
+  int reruns = 3;
+  int needed = 2;
+  int confirm_runs = 10;       // runs that measure a minimal scenario's reproduction rate
+  int shrink_candidates = 60;  // scenarios a shrink tries at most
+  std::chrono::seconds shrink_time{180};  // per distinct violation
+  int max_found = 8;                      // distinct violations shrunk at most
+  nlohmann::json invocation = nlohmann::json::object();
+  std::ostream* progress = &std::cerr;
+  // Set to stop early (Ctrl-C): runs in flight finish, what was found so far
+  // is written (unshrunk candidates listed as such).
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// Throws std::invalid_argument naming the option when the options cannot be
+// used: no budget, jobs < 1, needed > reruns, an unknown violation kind.
+void validate(const ExploreOptions& options);
+
+// Explores, writes the output layout and returns explore.json's document
+// (harness/explore/FORMAT.md). `run_cell` runs one scenario (run_algorithm's
+// contract; suite::run_built_in or suite::run_external). exit_status in the
+// document: 1 when something was found, 0 when not, 2 when the runs could
+// not be made (every run failed; the first error is named in "error").
+nlohmann::json run_explore(const ExploreOptions& options, const suite::CellRunner& run_cell);
+
+// Writes OUT/index.html from explore.json's document.
+void write_explore_index(const nlohmann::json& explore, const std::filesystem::path& out_dir);
+
+}  // namespace locklab::explore

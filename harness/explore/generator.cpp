@@ -1,0 +1,264 @@
+#include "generator.h"
+
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "client.h"   // workload_steps, is_nesting_step
+#include "cluster.h"  // shape_for
+#include "lock.h"
+
+namespace locklab::explore {
+namespace {
+
+// Draws values from RapidCheck generators with one splittable random source,
+// so that a scenario depends on its seed alone.
+class Draw {
+ public:
+  explicit Draw(uint64_t seed) : random_(seed) {}
+
+  template <typename T>
+  T operator()(const rc::Gen<T>& gen) {
+    return gen(random_.split(), rc::kNominalSize).value();
+  }
+  // An integer in [low, high] (both included).
+  int64_t between(int64_t low, int64_t high) {
+    return high <= low ? low : (*this)(rc::gen::inRange<int64_t>(low, high + 1));
+  }
+  // A real number in [low, high], to a thousandth of the range.
+  double real(double low, double high) {
+    return low + (high - low) * double(between(0, 1000)) / 1000.0;
+  }
+  bool chance(int percent) { return between(1, 100) <= percent; }
+  template <typename T>
+  T pick(const std::vector<T>& items) {
+    return items[size_t(between(0, int64_t(items.size()) - 1))];
+  }
+
+ private:
+  rc::Random random_;
+};
+
+const std::vector<DrawnRange> kNone;
+const std::vector<DrawnRange> kPause = {{"duration_ms", 0.1, 5.0}};
+const std::vector<DrawnRange> kJump = {{"delta_ms", 0.1, 5.0},
+                                       {"duration_ms", 0.1, 3.0, true, true}};
+const std::vector<DrawnRange> kRate = {{"rate", 0.25, 4.0, false}, {"duration_ms", 0.5, 5.0}};
+const std::vector<DrawnRange> kSleep = {{"duration_ms", 0.1, 3.0}};
+const std::vector<DrawnRange> kCrashNode = {{"restart_after_ms", 0.1, 3.0, true, true}};
+const std::vector<DrawnRange> kLink = {{"duration_ms", 0.1, 5.0, true, true}};
+const std::vector<DrawnRange> kDelay = {
+    {"delay_ms", 0.01, 1.0}, {"jitter_ms", 0.0, 0.5}, {"duration_ms", 0.5, 5.0, true, true}};
+const std::vector<DrawnRange> kCutReplication = {{"duration_ms", 0.5, 5.0, true, true}};
+
+// How often each kind is drawn, against the others allowed: the faults that
+// break leases (pauses, clocks) more often than the rarer machinery.
+int weight(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::Pause:
+      return 6;
+    case FaultKind::ClockJump:
+      return 4;
+    case FaultKind::ClockRate:
+      return 3;
+    case FaultKind::ServerClockJump:
+      return 3;
+    case FaultKind::ServerClockRate:
+      return 2;
+    case FaultKind::SigstopNode:
+      return 3;
+    case FaultKind::DebugSleep:
+      return 2;
+    case FaultKind::CrashNode:
+      return 2;
+    case FaultKind::Partition:
+      return 3;
+    case FaultKind::Delay:
+      return 2;
+    case FaultKind::Cut:
+      return 1;
+    case FaultKind::CutReplication:
+      return 2;
+    case FaultKind::Failover:
+      return 2;
+    case FaultKind::CrashClient:
+      return 2;
+  }
+  return 1;
+}
+
+const AlgorithmInfo& algorithm_named(const std::string& id) {
+  for (const auto& a : algorithms())
+    if (a.id == id) return a;
+  throw std::invalid_argument("unknown algorithm \"" + id + "\"");
+}
+
+}  // namespace
+
+std::vector<std::string> trigger_steps(const Space& space, bool nesting) {
+  const AlgorithmInfo& lock = algorithm_named(space.algorithm);
+  std::vector<std::string> steps;
+  for (const auto& step : workload_steps())
+    if (nesting || !is_nesting_step(step)) steps.push_back(step);
+  for (const auto& step : space.lock_steps)
+    if (std::find(lock.steps.begin(), lock.steps.end(), step) != lock.steps.end() &&
+        std::find(steps.begin(), steps.end(), step) == steps.end())
+      steps.push_back(step);
+  return steps;
+}
+
+namespace {
+
+int64_t draw_ms(Draw& draw, const DrawnRange& range, int64_t ttl_ms) {
+  return std::max<int64_t>(1, std::llround(draw.real(range.low, range.high) * double(ttl_ms)));
+}
+
+void draw_params(Draw& draw, Fault& fault, int64_t ttl_ms) {
+  for (const DrawnRange& range : drawn_ranges(fault.kind)) {
+    if (range.optional && draw.chance(40)) continue;
+    if (range.param == "rate") {
+      // As often slower as faster: 0.25…0.9 or 1.1…4.
+      fault.rate = draw.chance(50) ? draw.real(range.low, 0.9) : draw.real(1.1, range.high);
+      continue;
+    }
+    int64_t value = draw_ms(draw, range, ttl_ms);
+    if (range.param == "delta_ms" && draw.chance(50)) value = -value;
+    if (range.param == "jitter_ms" && fault.delay_ms > 0) value = std::min(value, fault.delay_ms);
+    fault.set_number(range.param, double(value));
+  }
+  if (const FaultParam* how = find_param(fault.kind, "how"))
+    fault.how = std::string(draw.pick(how->choices));
+  if (fault.kind == FaultKind::Failover) fault.mode = draw.chance(80) ? "manual" : "sentinel";
+}
+
+}  // namespace
+
+const std::vector<DrawnRange>& drawn_ranges(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::Pause:
+      return kPause;
+    case FaultKind::CrashClient:
+      return kNone;
+    case FaultKind::ClockJump:
+      return kJump;
+    case FaultKind::ClockRate:
+      return kRate;
+    case FaultKind::ServerClockJump:
+      return kJump;
+    case FaultKind::ServerClockRate:
+      return kRate;
+    case FaultKind::SigstopNode:
+      return kPause;
+    case FaultKind::DebugSleep:
+      return kSleep;
+    case FaultKind::CrashNode:
+      return kCrashNode;
+    case FaultKind::Partition:
+      return kLink;
+    case FaultKind::Delay:
+      return kDelay;
+    case FaultKind::Cut:
+      return kNone;
+    case FaultKind::CutReplication:
+      return kCutReplication;
+    case FaultKind::Failover:
+      return kNone;
+  }
+  return kNone;
+}
+
+Space space_for(const std::string& algorithm) {
+  Space space;
+  space.algorithm = algorithm;
+  space.lock_steps = algorithm_named(algorithm).steps;
+  return space;
+}
+
+uint64_t scenario_seed(uint64_t seed, uint64_t index) {
+  // splitmix64 of (seed, index): neighbouring seeds give unrelated sequences.
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) & 0x7FFFFFFFFFFFFFFFull;  // a scenario's seed is a JSON integer
+}
+
+Scenario generate(const Space& space, uint64_t seed, uint64_t index) {
+  const AlgorithmInfo& lock = algorithm_named(space.algorithm);
+  Draw draw(scenario_seed(seed, index));
+  Scenario s;
+  s.name = "explore-" + std::to_string(seed) + "-" + std::to_string(index);
+  s.seed = scenario_seed(seed, index);
+  s.algorithms = {space.algorithm};
+
+  Workload& w = s.workload;
+  w.ttl_ms =
+      draw(rc::gen::weightedElement<int64_t>({{2, 200}, {3, 300}, {3, 500}, {2, 800}, {1, 1000}}));
+  w.locks = draw.chance(80) ? std::vector<std::string>{"L"} : std::vector<std::string>{"L", "M"};
+  w.wait_ms = draw.between(w.ttl_ms, 2 * w.ttl_ms);
+  w.work_ms = draw.chance(70) ? draw.between(0, w.ttl_ms / 5) : draw.between(0, w.ttl_ms / 2);
+  w.think_ms = draw.between(0, 10);
+  w.fencing = lock.fencing && draw.chance(80);
+  w.reentry = lock.reentrant && draw.chance(40) ? 2 : 1;
+  s.clients = int(draw(rc::gen::weightedElement<int64_t>({{4, 2}, {3, 3}, {2, 4}, {1, 5}})));
+  s.duration_ms = std::clamp<int64_t>(draw.between(3 * w.ttl_ms, 6 * w.ttl_ms), 1200, 5000);
+
+  std::vector<FaultKind> kinds = space.fault_kinds;
+  if (kinds.empty())
+    for (const auto& row : fault_kinds()) kinds.push_back(row.kind);
+  std::vector<std::pair<size_t, FaultKind>> weighted;
+  for (FaultKind kind : kinds) weighted.emplace_back(size_t(weight(kind)), kind);
+  const std::vector<std::string> steps = trigger_steps(space, w.reentry > 1);
+  const int masters = shape_for(space.algorithm, s.topology).masters;
+
+  const int64_t fault_count = draw.between(1, std::max(1, space.max_faults));
+  for (int64_t i = 0; i < fault_count && !weighted.empty(); ++i) {
+    Fault f;
+    f.kind = weighted[0].second;
+    {
+      size_t total = 0;
+      for (const auto& [wt, k] : weighted) total += wt;
+      int64_t roll = draw.between(1, int64_t(total));
+      for (const auto& [wt, k] : weighted) {
+        roll -= int64_t(wt);
+        if (roll <= 0) {
+          f.kind = k;
+          break;
+        }
+      }
+    }
+    const FaultKindInfo& row = info(f.kind);
+    if (draw.chance(50)) {
+      f.at_ms = draw.between(0, s.duration_ms * 7 / 10);
+    } else {
+      f.when = StepTrigger{"c" + std::to_string(draw.between(1, s.clients)), draw.pick(steps),
+                           int(draw(rc::gen::weightedElement<int64_t>({{6, 1}, {2, 2}, {1, 3}})))};
+    }
+    draw_params(draw, f, w.ttl_ms);
+    if (row.duration == DurationRule::Required && !f.duration_ms)
+      f.duration_ms = std::max<int64_t>(1, w.ttl_ms);
+    const bool on_clients = row.target == FaultTarget::Client || row.target == FaultTarget::Link;
+    const bool on_nodes = row.target == FaultTarget::Server || row.target == FaultTarget::Link;
+    // A fault at a step acts on the client that reached it; at a time, on one client or all.
+    if (on_clients && (f.at_ms || row.target == FaultTarget::Link) && draw.chance(70))
+      f.clients = {f.when ? f.when->client : "c" + std::to_string(draw.between(1, s.clients))};
+    if (on_nodes && masters > 1 && draw.chance(70)) {
+      // A minority or a majority of the masters.
+      const int64_t count = draw.between(1, masters - 1);
+      for (int node = 0; node < masters && int64_t(f.nodes.size()) < count; ++node)
+        if (draw.chance(60) || masters - node <= count - int64_t(f.nodes.size()))
+          f.nodes.push_back(node);
+    }
+    if (f.kind == FaultKind::Failover || f.kind == FaultKind::CutReplication)
+      s.topology.replicas = 1;
+    if (f.kind == FaultKind::Failover && f.mode == "sentinel") s.topology.sentinels = 3;
+    if (f.kind == FaultKind::CrashNode) s.topology.persistence = draw.chance(50);
+    s.faults.push_back(std::move(f));
+  }
+  s.description = "Generated by locklab explore (seed " + std::to_string(seed) + ", scenario " +
+                  std::to_string(index) + ").";
+  // The loader is the judge of validity: what it refuses is a generator bug.
+  return parse_scenario(scenario_to_json(s), s.name + ".json");
+}
+
+}  // namespace locklab::explore

@@ -1,0 +1,58 @@
+// Generated scenarios for `locklab explore`: weighted, seeded draws over the
+// fault vocabulary (fault_kind.h), the steps the lock declares, the topology
+// it needs and the workload. Times and distances are drawn relative to the
+// lease (TTL): a pause from 0.1× to 5× the TTL matters to every algorithm, a
+// pause of an hour to none.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fault_kind.h"
+#include "scenario.h"
+
+namespace locklab::explore {
+
+// What may be generated: the lock under test and the faults to try.
+struct Space {
+  // The built-in algorithm the scenarios run (an adapter's --like, or
+  // set-nx-px for an adapter that stands in for none): it decides the
+  // cluster's shape and which steps the scenario loader accepts.
+  std::string algorithm;
+  // The steps the lock under test declares (Lock::steps(), or an adapter's
+  // hello), of which only those the loader accepts for `algorithm` are used.
+  std::vector<std::string> lock_steps;
+  std::vector<FaultKind> fault_kinds;  // kinds to draw from; empty: every kind
+  int max_faults = 3;                  // faults per scenario: 1 … max_faults
+};
+
+// The default space of a built-in algorithm: its own steps, every fault kind.
+Space space_for(const std::string& algorithm);
+
+// The scenario number `index` of the sequence `seed` names: the same seed and
+// index always give the same scenario, and every scenario is valid input to
+// parse_scenario() (it has been through it). Its name is "explore-<seed>-<index>".
+Scenario generate(const Space& space, uint64_t seed, uint64_t index);
+
+// The seed of scenario `index` in sequence `seed` (also the run's seed).
+uint64_t scenario_seed(uint64_t seed, uint64_t index);
+
+// The steps a generated fault may trigger at: the workload's (the nesting
+// ones only with `nesting`), plus the lock's own that the scenario loader
+// accepts for space.algorithm.
+std::vector<std::string> trigger_steps(const Space& space, bool nesting);
+
+// A numeric field `generate` draws for a kind, and from where: [low, high],
+// in multiples of the lease when `per_ttl`, else as is (a clock rate).
+struct DrawnRange {
+  std::string param;  // "duration_ms", "delta_ms", "rate", …
+  double low = 0, high = 0;
+  bool per_ttl = true;
+  bool optional = false;  // sometimes left out (a jump that is never undone)
+};
+
+// The fields `generate` draws for `kind` (the summary shows them).
+const std::vector<DrawnRange>& drawn_ranges(FaultKind kind);
+
+}  // namespace locklab::explore
