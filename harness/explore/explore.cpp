@@ -374,10 +374,10 @@ class Explorer {
     return f;
   }
 
-  std::string finding_name(const Finding& f) {
-    std::string base =
-        name_ + "-" + joined(f.sought, "-") + "-" +
-        (f.fault_kinds.empty() ? std::string("no-fault") : joined(f.fault_kinds, "-"));
+  std::string finding_name(const std::vector<std::string>& kinds,
+                           const std::vector<std::string>& fault_kinds) {
+    std::string base = name_ + "-" + joined(kinds, "-") + "-" +
+                       (fault_kinds.empty() ? std::string("no-fault") : joined(fault_kinds, "-"));
     std::string name = reports::slug(base);
     for (int n = 2; used_names_.count(name); ++n)
       name = reports::slug(base) + "-" + std::to_string(n);
@@ -387,11 +387,6 @@ class Explorer {
 
   // Measures the reproduction rate, then writes found/<name>.json and found/<name>/.
   void write_finding(Finding& f) {
-    f.name = finding_name(f);
-    const fs::path found = options_.out_dir / "found";
-    const fs::path report_dir = found / f.name;
-    fs::remove_all(report_dir);
-    fs::create_directories(found);
     const int confirm = stopping() ? 0 : options_.confirm_runs;
     std::vector<std::unique_ptr<TempDir>> dirs;
     std::vector<RunResult> runs;
@@ -427,6 +422,12 @@ class Explorer {
     }
     f.confirm_runs = int(runs.size());
     f.kinds = {any.begin(), any.end()};
+    // Named by what it reliably shows: the kinds every breaking run found.
+    f.name = finding_name(common && !common->empty() ? *common : f.sought, f.fault_kinds);
+    const fs::path found = options_.out_dir / "found";
+    const fs::path report_dir = found / f.name;
+    fs::remove_all(report_dir);
+    fs::create_directories(found);
 
     Scenario& m = f.minimal;
     m.name = f.name;

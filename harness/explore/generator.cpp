@@ -198,7 +198,7 @@ Scenario generate(const Space& space, uint64_t seed, uint64_t index) {
   w.wait_ms = draw.between(w.ttl_ms, 2 * w.ttl_ms);
   w.work_ms = draw.chance(70) ? draw.between(0, w.ttl_ms / 5) : draw.between(0, w.ttl_ms / 2);
   w.think_ms = draw.between(0, 10);
-  w.fencing = lock.fencing && draw.chance(80);
+  w.fencing = lock.fencing;  // a fenced lock without a store that checks tokens is not that lock
   w.reentry = lock.reentrant && draw.chance(40) ? 2 : 1;
   s.clients = int(draw(rc::gen::weightedElement<int64_t>({{4, 2}, {3, 3}, {2, 4}, {1, 5}})));
   s.duration_ms = std::clamp<int64_t>(draw.between(3 * w.ttl_ms, 6 * w.ttl_ms), 1200, 5000);

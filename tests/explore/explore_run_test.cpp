@@ -85,6 +85,26 @@ TEST(ExploreRun, AShortExplorationWritesEveryRunCoverageAndValidFindings) {
   EXPECT_NE(html.str().find("explore.json"), std::string::npos);
 }
 
+TEST(ExploreRun, ExploresAnAdapterThroughTheSameSearch) {
+  TempDir out("explore-adapter");
+  const Outcome o = locklab("explore --adapter '/usr/bin/python3 " +
+                            std::string(EXAMPLE_ADAPTERS_DIR) +
+                            "/redis_py_lock.py' --like set-nx-px --faults pause,delay --runs 2 "
+                            "--seed 4 --confirm-runs 1 --shrink-candidates 2 --out " +
+                            out.path().string());
+  ASSERT_TRUE(o.status == 0 || o.status == 1) << o.err;
+  const json doc = read_json(out.path() / "explore.json");
+  EXPECT_EQ(doc["explore"], "redis-py-lock");
+  EXPECT_EQ(doc["algorithm"], "set-nx-px");
+  EXPECT_TRUE(doc["adapter"].get<std::string>().find("redis_py_lock.py") != std::string::npos);
+  ASSERT_EQ(doc["runs_total"], 2);
+  EXPECT_EQ(doc["runs_failed"], 0) << doc["runs"].dump(2);
+  for (const auto& f : doc["found"]) {
+    const Scenario minimal = load_scenario(out.path() / f["file"].get<std::string>());
+    EXPECT_EQ(minimal.default_expectation.verdict, "violated") << "held to it without --like";
+  }
+}
+
 TEST(ExploreRun, ShrinksARealFailureToItsCause) {
   // Story 5 in small (c1 paused before writing for twice the lease) with a
   // bystander client and a fault that plays no part: the shrink drops both.
