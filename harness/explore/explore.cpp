@@ -390,7 +390,7 @@ class Explorer {
     const int confirm = stopping() ? 0 : options_.confirm_runs;
     std::vector<std::unique_ptr<TempDir>> dirs;
     std::vector<RunResult> runs;
-    for (int done = 0; done < confirm;) {
+    for (int done = 0; done < confirm && !stopping();) {
       const int batch = std::min(std::max(1, options_.jobs), confirm - done);
       std::vector<std::future<RunResult>> pending;
       for (int k = 0; k < batch; ++k) {

@@ -65,8 +65,9 @@ std::string found_section(const json& doc) {
     html << "<span class=\"hint\">" << f["clients"].get<int>() << " clients, ttl "
          << f["ttl_ms"].get<int64_t>() << " ms, run " << f["duration_ms"].get<int64_t>()
          << " ms</span></td><td>" << broke << " of " << runs << " runs</td><td>run "
-         << f["from_run"].get<int64_t>() << " (" << f["original_faults"].get<int64_t>()
-         << " faults), " << f["same_cause_runs"].size()
+         << f["from_run"].get<int64_t>() << " (shrunk from " << f["original_faults"].get<int64_t>()
+         << " fault" << (f["original_faults"].get<int64_t>() == 1 ? "" : "s") << "), "
+         << f["same_cause_runs"].size()
          << " more runs alike; shrink: " << f["shrink"]["candidates_tried"].get<int>()
          << " candidates, " << f["shrink"]["runs"].get<int>() << " runs"
          << (f["shrink"]["complete"].get<bool>() ? "" : " (cut short: budget)") << "</td></tr>\n";

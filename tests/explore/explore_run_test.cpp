@@ -1,6 +1,5 @@
 // `locklab explore` against real redis-server processes: a short exploration
 // end to end, a shrink of a real failure, bad input, and Ctrl-C.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -9,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "child_processes.h"
 #include "explore.h"
 #include "process.h"
 #include "shrink.h"
@@ -87,11 +87,11 @@ TEST(ExploreRun, AShortExplorationWritesEveryRunCoverageAndValidFindings) {
 
 TEST(ExploreRun, ExploresAnAdapterThroughTheSameSearch) {
   TempDir out("explore-adapter");
-  const Outcome o = locklab("explore --adapter '/usr/bin/python3 " +
-                            std::string(EXAMPLE_ADAPTERS_DIR) +
-                            "/redis_py_lock.py' --like set-nx-px --faults pause,delay --runs 2 "
-                            "--seed 4 --confirm-runs 1 --shrink-candidates 2 --out " +
-                            out.path().string());
+  const Outcome o =
+      locklab("explore --adapter '/usr/bin/python3 " + std::string(EXAMPLE_ADAPTERS_DIR) +
+              "/redis_py_lock.py' --like set-nx-px --faults pause,delay --runs 2 "
+              "--seed 4 --confirm-runs 1 --shrink-candidates 2 --out " +
+              out.path().string());
   ASSERT_TRUE(o.status == 0 || o.status == 1) << o.err;
   const json doc = read_json(out.path() / "explore.json");
   EXPECT_EQ(doc["explore"], "redis-py-lock");
@@ -153,29 +153,6 @@ TEST(ExploreRun, BadInputIsOneLineAndStatus2) {
   EXPECT_FALSE(fs::exists(out.path() / "explore.json"));
 }
 
-// Redis servers that are children of this process (orphans of an ended lab
-// come here: the test is their subreaper).
-int live_redis_children() {
-  int count = 0;
-  DIR* proc = opendir("/proc");
-  while (dirent* entry = readdir(proc)) {
-    std::ifstream stat(std::string("/proc/") + entry->d_name + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const auto open = line.find('('), close = line.rfind(')');
-    if (open == std::string::npos || close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    std::string state;
-    int ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == getpid() && state != "Z" &&
-        line.substr(open + 1, close - open - 1).find("redis") != std::string::npos)
-      ++count;
-  }
-  closedir(proc);
-  return count;
-}
-
 TEST(ExploreRun, CtrlCWritesWhatItHasAndStopsEveryServer) {
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   TempDir out("explore-interrupt");
@@ -205,7 +182,9 @@ TEST(ExploreRun, CtrlCWritesWhatItHasAndStopsEveryServer) {
   EXPECT_EQ(WEXITSTATUS(*status), doc["found"].empty() && doc["not_shrunk"].empty() ? 130 : 1);
   EXPECT_TRUE(fs::exists(out.path() / "x" / "index.html"));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ(live_redis_children(), 0) << "a redis-server outlived the interrupted explore";
+  // The test is the subreaper: a server the lab left behind would be its child now.
+  for (const auto& name : test::live_children())
+    EXPECT_EQ(name.find("redis"), std::string::npos) << name << " outlived the interrupted explore";
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
 // Faults inside real runs: each test runs a small scenario against real
 // servers and reads the effect off the history the run wrote.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "child_processes.h"
 #include "runner.h"
 #include "scenario.h"
 #include "temp_dir.h"
@@ -44,26 +44,6 @@ RunRecord run(const std::string& scenario_json, const std::string& algorithm) {
   return r;
 }
 
-// Children of this process (servers, sentinels) still alive.
-int live_children() {
-  int count = 0;
-  DIR* proc = opendir("/proc");
-  while (dirent* entry = readdir(proc)) {
-    std::ifstream stat(std::string("/proc/") + entry->d_name + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    std::string state;
-    int ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == getpid() && state != "Z") ++count;
-  }
-  closedir(proc);
-  return count;
-}
-
 TEST(Nemesis, APausedRedissonClientLosesTheLockAndResumesBelievingItHoldsIt) {
   RunRecord r = run(R"({"clients": 2, "algorithms": ["redisson-hash"], "duration_ms": 3000,
                  "workload": {"locks": ["L"], "ttl_ms": 600, "wait_ms": 2000, "work_ms": 5},
@@ -82,7 +62,7 @@ TEST(Nemesis, APausedRedissonClientLosesTheLockAndResumesBelievingItHoldsIt) {
   for (const auto& e : r.events("c1", "write", "ok")) c1_wrote_after |= e["time_ns"] > end;
   EXPECT_TRUE(c1_wrote_after) << "c1 did not resume believing it held the lock";
   EXPECT_GT(r.count("mutual-exclusion"), 0);
-  EXPECT_EQ(live_children(), 0);
+  EXPECT_TRUE(test::live_children().empty());
 }
 
 TEST(Nemesis, ClientCrashBetweenSetnxAndExpireBlocksTheLockForever) {
