@@ -175,6 +175,9 @@ class Explorer {
     const std::string started_at = suite::utc_now();
     start_ = Clock::now();
     fs::create_directories(options_.out_dir);
+    // What an earlier exploration into the same directory found is not this one's.
+    fs::remove_all(options_.out_dir / "found");
+    fs::remove_all(options_.out_dir / "runs");
     explore_runs();
     explore_seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
     shrink_findings();
@@ -311,21 +314,31 @@ class Explorer {
       return std::make_pair(a[0]->fault_kinds.size(), scenario_size(a[0]->scenario)) <
              std::make_pair(b[0]->fault_kinds.size(), scenario_size(b[0]->scenario));
     });
+    // Shrinking takes at most as long as exploring did (at least 3 minutes).
+    const auto deadline = Clock::now() + std::max<std::chrono::seconds>(
+                                             std::chrono::seconds(180),
+                                             std::chrono::seconds(int64_t(explore_seconds_)));
     for (const auto& group : groups) {
       const Broken& b = *group[0];
       if (Finding* same = same_cause(b.kinds, b.fault_kinds)) {
         fold(*same, group);
         continue;
       }
-      if (stopping() || int(findings_.size()) >= options_.max_found) {
+      const char* why = stopping()                                    ? "interrupted"
+                        : int(findings_.size()) >= options_.max_found ? "max_found reached"
+                        : Clock::now() >= deadline                    ? "shrink time spent"
+                                                                      : nullptr;
+      if (why) {
         not_shrunk_.push_back({{"run", b.index},
                                {"runs", group.size()},
                                {"kinds", b.kinds},
                                {"fault_kinds", b.fault_kinds},
-                               {"why", stopping() ? "interrupted" : "max_found reached"}});
+                               {"why", why}});
         continue;
       }
-      Finding f = shrink_one(b);
+      Finding f = shrink_one(
+          b, std::min(options_.shrink_time,
+                      std::chrono::duration_cast<std::chrono::seconds>(deadline - Clock::now())));
       if (Finding* same = same_cause(f.sought, f.fault_kinds)) {
         fold(*same, group);  // shrunk to a cause already found
         continue;
@@ -349,7 +362,7 @@ class Explorer {
     for (const Broken* b : group) into.same_cause_runs.push_back(b->index);
   }
 
-  Finding shrink_one(const Broken& b) {
+  Finding shrink_one(const Broken& b, std::chrono::seconds max_time) {
     *options_.progress << "explore: shrinking run " << b.index << " (" << joined(b.kinds, ", ")
                        << "; faults: " << joined(b.fault_kinds, ", ") << ")" << std::endl;
     Finding f;
@@ -361,7 +374,7 @@ class Explorer {
     shrink_options.needed = options_.needed;
     shrink_options.parallel = options_.jobs;
     shrink_options.max_candidates = options_.shrink_candidates;
-    shrink_options.max_time = options_.shrink_time;
+    shrink_options.max_time = max_time;
     shrink_options.stop = options_.stop;
     f.shrink = shrink(
         b.scenario, [&](const Scenario& s, int) { return breaks(s, b.kinds); }, shrink_options);
@@ -537,7 +550,7 @@ class Explorer {
         {"coverage", coverage_.to_json(allowed, steps)},
         {"found", found},
         {"not_shrunk", not_shrunk_},
-        {"runs", runs_}};
+        {"runs", sorted_runs()}};
     if (options_.external) document["adapter"] = options_.external->adapter.command;
     if (abort_ || (completed_ == 0 && errors_ > 0)) {
       document["error"] = "no run could be made: " + first_error_;
@@ -545,6 +558,14 @@ class Explorer {
     }
     document["exit_status"] = exit_status;
     return document;
+  }
+
+  // Every run, by index (they end in any order).
+  json sorted_runs() const {
+    json runs = runs_;
+    std::sort(runs.begin(), runs.end(),
+              [](const json& a, const json& b) { return a["index"] < b["index"]; });
+    return runs;
   }
 
   // The steps the generator could trigger at, for the coverage table.

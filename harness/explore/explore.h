@@ -45,8 +45,10 @@ struct ExploreOptions {
   int needed = 2;
   int confirm_runs = 10;       // runs that measure a minimal scenario's reproduction rate
   int shrink_candidates = 60;  // scenarios a shrink tries at most
-  std::chrono::seconds shrink_time{180};  // per distinct violation
-  int max_found = 8;                      // distinct violations shrunk at most
+  // Per distinct violation; all shrinking together takes at most as long
+  // as the generated runs did (at least 3 minutes).
+  std::chrono::seconds shrink_time{180};
+  int max_found = 8;  // distinct violations shrunk at most
   nlohmann::json invocation = nlohmann::json::object();
   std::ostream* progress = &std::cerr;
   // Set to stop early (Ctrl-C): runs in flight finish, what was found so far
