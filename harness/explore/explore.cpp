@@ -336,6 +336,23 @@ class Explorer {
                                {"why", why}});
         continue;
       }
+      // A run that broke once by a rare coincidence is not shrunk: every step
+      // of the shrink would be measured against a failure that does not recur.
+      const Reproduction again =
+          reproduce(b.scenario, options_.reruns, options_.needed, options_.jobs,
+                    [&](const Scenario& s, int) { return breaks(s, b.kinds); });
+      if (!again.reproduced) {
+        not_shrunk_.push_back({{"run", b.index},
+                               {"runs", group.size()},
+                               {"kinds", b.kinds},
+                               {"fault_kinds", b.fault_kinds},
+                               {"why", "broke once, then in " + std::to_string(again.broke) +
+                                           " of " + std::to_string(again.runs) +
+                                           " reruns: too rare to shrink (its scenario: "
+                                           "runs/run-" +
+                                           std::to_string(b.index) + "/scenario.json)"}});
+        continue;
+      }
       Finding f = shrink_one(
           b, std::min(options_.shrink_time,
                       std::chrono::duration_cast<std::chrono::seconds>(deadline - Clock::now())));
