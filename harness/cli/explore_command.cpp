@@ -98,9 +98,10 @@ Action add_explore_command(CLI::App& parent) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   explore->footer(
-      "Exit status: 0 nothing found, 1 a violation found, 2 bad input or no run could be made. "
-      "Ctrl-C stops it: runs in flight finish and what was found is written; a second Ctrl-C "
-      "ends it at once.");
+      "Exit status: 0 nothing found, 1 a violation found, 2 bad input or no run could be made, "
+      "130 interrupted with nothing found. Ctrl-C stops it: runs in flight finish and what was "
+      "found is written; a second Ctrl-C ends it at once. What it generates, how it shrinks and "
+      "what it writes: harness/explore/FORMAT.md.");
 
   return [options, minutes, runs, seed] {
     explore::ExploreOptions o;
