@@ -265,6 +265,8 @@ class Explorer {
       coverage_.add(s, run);
     }
     for (const auto& k : kinds) ++violations_by_kind_[k];
+    if (run.check)
+      for (const auto& k : run.check->found_kinds()) ++kinds_seen_[k];
     if (!kinds.empty()) broken_.push_back({index, s, kinds, fault_kind_set(s)});
     progress_line(false);
   }
@@ -564,6 +566,7 @@ class Explorer {
         {"runs_per_minute", minutes > 0 ? std::round(double(runs_.size()) / minutes * 10) / 10 : 0},
         {"shrink_runs", shrink_runs_},
         {"violations_by_kind", violations_by_kind_},
+        {"kinds_seen", kinds_seen_},
         {"coverage", coverage_.to_json(allowed, steps)},
         {"found", found},
         {"not_shrunk", not_shrunk_},
@@ -605,7 +608,8 @@ class Explorer {
   std::string first_error_;
   std::atomic<bool> abort_{false};
   Coverage coverage_;
-  std::map<std::string, int64_t> violations_by_kind_;
+  std::map<std::string, int64_t> violations_by_kind_;  // sought kinds: runs that found each
+  std::map<std::string, int64_t> kinds_seen_;          // every kind, sought or not
   std::vector<Broken> broken_;
   std::vector<Finding> findings_;
   json not_shrunk_ = json::array();

@@ -30,6 +30,14 @@ std::string number(double value) {
   return out.str();
 }
 
+// {"a": 2, "b": 1} as "a 2, b 1".
+std::string counts_text(const json& counts) {
+  std::string out;
+  for (auto it = counts.begin(); it != counts.end(); ++it)
+    out += (out.empty() ? "" : ", ") + it.key() + " " + text_of(it.value());
+  return out;
+}
+
 std::string fault_line(const json& fault) {
   std::string line = text_of(fault["kind"]) + " " + text_of(fault["trigger"]);
   for (auto it = fault.begin(); it != fault.end(); ++it)
@@ -130,12 +138,13 @@ void write_explore_index(const json& doc, const std::filesystem::path& out_dir) 
   body << "</p>\n";
   if (doc.contains("error"))
     body << "<p class=\"banner bad\">" << escape(text_of(doc["error"])) << "</p>\n";
-  body << "<p>Violations by kind (generated runs): " << escape(doc["violations_by_kind"].empty() ? std::string("none") : [&] {
-    std::string out;
-    for (auto it = doc["violations_by_kind"].begin(); it != doc["violations_by_kind"].end(); ++it)
-      out += (out.empty() ? "" : ", ") + it.key() + " " + text_of(it.value());
-    return out;
-  }()) << ". Every run: <a href=\"explore.json\">explore.json</a>.</p>\n";
+  body << "<p>Violations by kind (generated runs): "
+       << escape(doc["violations_by_kind"].empty() ? std::string("none")
+                                                   : counts_text(doc["violations_by_kind"]))
+       << ".";
+  if (!doc["options"]["kinds"].empty() && !doc["kinds_seen"].empty())
+    body << " All kinds seen, sought or not: " << escape(counts_text(doc["kinds_seen"])) << ".";
+  body << " Every run: <a href=\"explore.json\">explore.json</a>.</p>\n";
   body << found_section(doc) << coverage_section(doc);
   reports::write_file_atomically(out_dir / "index.html",
                                  reports::html_page("locklab explore " + name, body.str()));

@@ -90,6 +90,7 @@ TEST(ExploreRun, ExploresAnAdapterThroughTheSameSearch) {
   const Outcome o =
       locklab("explore --adapter '/usr/bin/python3 " + std::string(EXAMPLE_ADAPTERS_DIR) +
               "/redis_py_lock.py' --like set-nx-px --faults pause,delay --runs 2 "
+              "--kinds stale-write "
               "--seed 4 --confirm-runs 1 --shrink-candidates 2 --out " +
               out.path().string());
   ASSERT_TRUE(o.status == 0 || o.status == 1) << o.err;
@@ -99,7 +100,14 @@ TEST(ExploreRun, ExploresAnAdapterThroughTheSameSearch) {
   EXPECT_TRUE(doc["adapter"].get<std::string>().find("redis_py_lock.py") != std::string::npos);
   ASSERT_EQ(doc["runs_total"], 2);
   EXPECT_EQ(doc["runs_failed"], 0) << doc["runs"].dump(2);
+  // Only the kinds sought count; the others are still seen and said.
+  EXPECT_EQ(doc["options"]["kinds"], json({"stale-write"}));
+  for (auto it = doc["violations_by_kind"].begin(); it != doc["violations_by_kind"].end(); ++it)
+    EXPECT_EQ(it.key(), "stale-write");
+  for (const auto& run : doc["runs"])
+    for (const auto& kind : run["kinds"]) EXPECT_TRUE(doc["kinds_seen"].contains(kind));
   for (const auto& f : doc["found"]) {
+    EXPECT_EQ(f["sought"], json({"stale-write"}));
     const Scenario minimal = load_scenario(out.path() / f["file"].get<std::string>());
     EXPECT_EQ(minimal.default_expectation.verdict, "violated") << "held to it without --like";
   }
