@@ -65,6 +65,9 @@ std::vector<std::string> sought_found(const RunResult& run,
 class Coverage {
  public:
   void add(const Scenario& s, const RunResult& run) {
+    std::set<std::string> in_run;
+    for (const Fault& f : s.faults)
+      if (in_run.insert(std::string(f.name())).second) ++kinds_[std::string(f.name())].runs;
     for (size_t i = 0; i < s.faults.size(); ++i) {
       const Fault& f = s.faults[i];
       const bool fired = i < run.faults.size() && run.faults[i].fired;
@@ -106,8 +109,11 @@ class Coverage {
           r["fired"] = {f->second.first, f->second.second};
         ranges.push_back(r);
       }
-      kinds.push_back(
-          {{"kind", name}, {"generated", c.generated}, {"fired", c.fired}, {"ranges", ranges}});
+      kinds.push_back({{"kind", name},
+                       {"runs", c.runs},
+                       {"generated", c.generated},
+                       {"fired", c.fired},
+                       {"ranges", ranges}});
       if (c.fired == 0) never_fired.push_back(name);
     }
     json step_list = json::array();
@@ -136,7 +142,7 @@ class Coverage {
 
  private:
   struct Kind {
-    int64_t generated = 0, fired = 0;
+    int64_t runs = 0, generated = 0, fired = 0;  // runs with it; its faults; of which fired
     std::map<std::string, std::pair<double, double>> ranges;
   };
   std::map<std::string, Kind> kinds_;

@@ -92,7 +92,8 @@ std::string found_section(const json& doc) {
 std::string coverage_section(const json& doc) {
   std::ostringstream html;
   const json& coverage = doc["coverage"];
-  html << "<h2>What was explored</h2>\n<table><thead><tr><th>fault kind</th><th>generated</th>"
+  html << "<h2>What was explored</h2>\n<table><thead><tr><th>fault kind</th><th>runs</th>"
+          "<th>faults generated</th>"
           "<th>fired</th><th>drawn from</th><th>fired with</th></tr></thead><tbody>\n";
   for (const auto& k : coverage["fault_kinds"]) {
     std::string drawn, fired;

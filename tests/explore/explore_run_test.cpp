@@ -66,6 +66,7 @@ TEST(ExploreRun, AShortExplorationWritesEveryRunCoverageAndValidFindings) {
   ASSERT_EQ(doc["coverage"]["fault_kinds"].size(), 1u);
   const json& pause = doc["coverage"]["fault_kinds"][0];
   EXPECT_EQ(pause["kind"], "pause");
+  EXPECT_EQ(pause["runs"], 4);
   EXPECT_GE(pause["generated"].get<int>(), 4);
   EXPECT_GE(pause["fired"].get<int>(), 1);
   // What was found is a valid scenario that expects what it measured.
