@@ -41,7 +41,7 @@ std::string stand_in(const AdapterInfo& hello, const std::string& like) {
 
 Action add_explore_command(CLI::App& parent) {
   struct Options {
-    std::string algorithm, adapter, like, out_dir, faults, kinds, reproduce = "2/3";
+    std::string algorithm, adapter, like, out_dir, faults, kinds, reproduce = "2/3", shard = "1/1";
     double minutes = 0;
     int64_t runs = 0;
     int jobs = 1, confirm_runs = 10, shrink_candidates = 60, max_found = 8;
@@ -71,6 +71,11 @@ Action add_explore_command(CLI::App& parent) {
   explore
       ->add_option("--jobs,-j", options->jobs, "Runs at the same time (each has its own servers)")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  explore
+      ->add_option("--shard", options->shard,
+                   "Explore only shard I of N (I/N): generated scenarios I-1, I-1+N, …; give "
+                   "every shard the same --seed")
       ->capture_default_str();
   auto* seed = explore->add_option(
       "--seed", options->seed,
@@ -133,6 +138,7 @@ Action add_explore_command(CLI::App& parent) {
     o.max_time = std::chrono::seconds(*minutes ? int64_t(options->minutes * 60)
                                                : (*runs ? int64_t(24 * 3600) : 300));
     o.jobs = options->jobs;
+    o.shard = suite::parse_shard(options->shard);
     o.seed = *seed ? options->seed
                    : uint64_t(std::chrono::system_clock::now().time_since_epoch().count() / 1000) %
                          1'000'000'000;

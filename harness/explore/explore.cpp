@@ -216,7 +216,8 @@ class Explorer {
   void explore_runs() {
     std::atomic<uint64_t> next{0};
     auto worker = [&] {
-      for (uint64_t index = next++; budget_left(index); index = next++) {
+      for (uint64_t index = run_index(options_.shard, next++); budget_left(index);
+           index = run_index(options_.shard, next++)) {
         Scenario s = generate(options_.space, options_.seed, index);
         const fs::path dir = options_.out_dir / "runs" / ("run-" + std::to_string(index));
         fs::remove_all(dir);
@@ -556,6 +557,8 @@ class Explorer {
         {"options",
          {{"seed", options_.seed},
           {"jobs", options_.jobs},
+          {"shard",
+           std::to_string(options_.shard.index) + "/" + std::to_string(options_.shard.count)},
           {"max_runs", options_.max_runs ? json(*options_.max_runs) : json(nullptr)},
           {"max_seconds", options_.max_time.count()},
           {"kinds", options_.kinds},
@@ -623,6 +626,10 @@ class Explorer {
 };
 
 }  // namespace
+
+uint64_t run_index(const suite::Shard& shard, uint64_t k) {
+  return k * uint64_t(shard.count) + uint64_t(shard.index - 1);
+}
 
 void validate(const ExploreOptions& options) {
   if (!options.max_runs && options.max_time.count() <= 0)

@@ -86,6 +86,23 @@ TEST(ExploreRun, AShortExplorationWritesEveryRunCoverageAndValidFindings) {
   EXPECT_NE(html.str().find("explore.json"), std::string::npos);
 }
 
+TEST(ExploreRun, ShardsTogetherRunWhatOneExplorationRuns) {
+  TempDir out("explore-shards");
+  std::set<uint64_t> indices;
+  for (const char* shard : {"1/2", "2/2"}) {
+    const fs::path dir = out.path() / shard;
+    const Outcome o = locklab(std::string("explore set-nx-px --faults delay --runs 3 --seed 6 ") +
+                              "--shrink-candidates 0 --confirm-runs 1 --shard " + shard +
+                              " --out " + dir.string());
+    ASSERT_TRUE(o.status == 0 || o.status == 1) << o.err;
+    const json doc = read_json(dir / "explore.json");
+    EXPECT_EQ(doc["options"]["shard"], shard);
+    for (const auto& run : doc["runs"])
+      EXPECT_TRUE(indices.insert(run["index"].get<uint64_t>()).second);
+  }
+  EXPECT_EQ(indices, std::set<uint64_t>({0, 1, 2}));
+}
+
 TEST(ExploreRun, ExploresAnAdapterThroughTheSameSearch) {
   TempDir out("explore-adapter");
   const Outcome o =

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "explore.h"
 #include "lock.h"
 
 namespace locklab::explore {
@@ -144,6 +145,14 @@ TEST(Generator, ReachesTheLocksOwnSteps) {
     for (const Fault& f : generate(space, 9, i).faults)
       if (f.when) seen.insert(f.when->step);
   for (const auto& step : space.lock_steps) EXPECT_TRUE(seen.count(step)) << step;
+}
+
+TEST(Shard, ShardsSplitTheSequenceWithoutOverlap) {
+  std::vector<int> seen(30, 0);
+  for (int i = 1; i <= 3; ++i)
+    for (uint64_t k = 0; k < 10; ++k) ++seen.at(run_index({i, 3}, k));
+  EXPECT_EQ(seen, std::vector<int>(30, 1));
+  EXPECT_EQ(run_index({1, 1}, 7), 7u);
 }
 
 }  // namespace
