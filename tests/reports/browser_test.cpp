@@ -1,0 +1,197 @@
+// The reports as a person sees them: loaded in headless Chromium, with their
+// script run. No console error, the story's steps, the grouped violation and
+// the plots in the rendered DOM, every link resolving, and a screenshot of
+// each page under the test's output directory for a person to look at.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <regex>
+
+#include "headless_browser.h"
+#include "report.h"
+#include "stalled_run.h"
+
+namespace locklab::reports {
+namespace {
+
+using namespace fixtures;
+namespace fs = std::filesystem;
+
+// This test's own output directory (build/tests/reports/browser/<test>), fresh each run.
+fs::path output_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  fs::path dir = fs::path(BROWSER_OUTPUT_DIR) / info->name();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string chromium_or_skip() {
+  auto chromium = find_chromium();
+  return chromium.value_or("");
+}
+
+#define REQUIRE_BROWSER(chromium)                                                      \
+  const std::string chromium = chromium_or_skip();                                     \
+  if (chromium.empty())                                                                \
+    GTEST_SKIP() << "no headless browser: chromium is not installed (Debian: apt-get " \
+                    "install chromium; harness/scripts/lab.sh setup installs it)";
+
+std::string unescape(std::string text) {
+  for (auto [from, to] :
+       {std::pair{"&amp;", "&"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&lt;", "<"}, {"&gt;", ">"}}) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 1))
+      text.replace(at, std::strlen(from), to);
+  }
+  return text;
+}
+
+std::string percent_decoded(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size()) {
+      out += char(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+bool has_id(const std::string& html, const std::string& id) {
+  return html.find("id=\"" + id + "\"") != std::string::npos;
+}
+
+// Every href and src of the rendered page resolves: a #fragment to an
+// element of the page, a relative file (and its fragment) to a file beside
+// it; nothing points outside (no scheme, no absolute path). Returns how many.
+size_t expect_links_resolve(const PageLoad& load, const fs::path& page) {
+  static const std::regex attribute(R"re(\s(href|src)="([^"]*)")re");
+  size_t links = 0;
+  for (auto it = std::sregex_iterator(load.dom.begin(), load.dom.end(), attribute);
+       it != std::sregex_iterator(); ++it) {
+    std::string target = unescape((*it)[2].str());
+    ++links;
+    SCOPED_TRACE(target);
+    EXPECT_EQ(target.find("://"), std::string::npos) << "an external link";
+    EXPECT_FALSE(target.empty());
+    if (target.empty()) continue;
+    size_t hash = target.find('#');
+    std::string file = percent_decoded(target.substr(0, hash));
+    std::string fragment = hash == std::string::npos ? "" : target.substr(hash + 1);
+    if (file.empty()) {
+      EXPECT_TRUE(has_id(load.dom, fragment)) << "no element with this id in " << page;
+      continue;
+    }
+    EXPECT_NE(file.front(), '/') << "an absolute path";
+    fs::path linked = page.parent_path() / file;
+    if (!fs::exists(linked)) {
+      ADD_FAILURE() << "no file " << linked;
+      continue;
+    }
+    if (!fragment.empty()) {
+      EXPECT_TRUE(has_id(read_text(linked), fragment)) << linked;
+    }
+  }
+  return links;
+}
+
+void expect_clean_console(const PageLoad& load) {
+  for (const auto& line : load.console_lines) ADD_FAILURE() << "console: " << line;
+  // The page's script ran to its end.
+  EXPECT_NE(load.dom.find("data-interactive=\"ready\""), std::string::npos);
+}
+
+TEST(Browser, CleanRunReportRendersWithoutErrorsWithPlotsAndWorkingLinks) {
+  REQUIRE_BROWSER(chromium);
+  fs::path out = output_dir();
+  write_calm_run(out / "run");
+  fs::path report = write_run_report(out / "run");
+  PageLoad load = load_page(chromium, report, "", out / "clean-run.png");
+  expect_clean_console(load);
+  EXPECT_GE(expect_links_resolve(load, report), 2u);
+  EXPECT_NE(load.dom.find("Every algorithm with an expectation met it (2 of 2)"),
+            std::string::npos);
+  EXPECT_EQ(load.dom.find("class=\"cause\""), std::string::npos);
+  EXPECT_EQ(count(load.dom, "<svg class=\"timeline\""), 2u);
+  EXPECT_GT(fs::file_size(out / "clean-run.png"), 10'000u);
+}
+
+TEST(Browser, ViolatedRunReportTellsTheStoryOfOneGroupedCause) {
+  REQUIRE_BROWSER(chromium);
+  fs::path out = output_dir();
+  StalledRun run = write_stalled_run(out / "run");
+  fs::path report = write_run_report(out / "run");
+  PageLoad load = load_page(chromium, report, "", out / "violated-run.png");
+  expect_clean_console(load);
+  EXPECT_GT(expect_links_resolve(load, report), 100u);
+  const std::string& dom = load.dom;
+  // One cause, its count in the header, its violations folded under it.
+  EXPECT_NE(dom.find("Violations: 1 cause, " + std::to_string(run.overlapping) +
+                     " overlapping acquisitions, 1 lost update, 1 stale write"),
+            std::string::npos);
+  EXPECT_EQ(count(dom, "<div class=\"cause\" id=\"set-nx-px-cause-"), 1u);
+  EXPECT_NE(dom.find("<details class=\"folded\" id=\"set-nx-px-cause-1-list\"><summary>Its " +
+                     std::to_string(run.overlapping + 2) + " violations</summary>"),
+            std::string::npos);
+  // The story, in order, each step linking to its event.
+  const std::vector<std::string> steps = {
+      "<b>c3</b> acquires <b>A</b> (owner 9f2c41d0-c3, token 33) at 0.412 s.",
+      "The nemesis pauses <b>c3</b> for 1.500 s at 0.414 s.",
+      "<b>c3</b>'s lease on <b>A</b> (500 ms, asked for at 0.410 s) runs out at 0.910 s",
+      "<b>c2</b> acquires <b>A</b> (owner c2-1001, token 34) at 0.951 s, while <b>c3</b> still "
+      "holds it.",
+      "<b>c3</b> resumes at 1.914 s.",
+      "<b>c3</b> writes <b>6</b> (it read 5) at 1.916 s: accepted, so <b>c2</b>'s write of 6 is "
+      "lost."};
+  size_t at = 0;
+  for (const auto& step : steps) {
+    size_t found = dom.find(step, at);
+    EXPECT_NE(found, std::string::npos) << step;
+    if (found != std::string::npos) at = found;
+  }
+  EXPECT_NE(dom.find("href=\"#set-nx-px-event-" + std::to_string(run.c3_acquired) + "\">event #" +
+                     std::to_string(run.c3_acquired) + "</a>"),
+            std::string::npos);
+  EXPECT_NE(dom.find(">event #" + std::to_string(run.pause_start) + "</a>"), std::string::npos);
+  // fenced: the same story, c3's write rejected and no lost write.
+  EXPECT_NE(dom.find("<b>c3</b>'s write at 1.916 s (read 5, wrote 6; fencing: token 33 is older "
+                     "than 78) is rejected by fencing."),
+            std::string::npos);
+  EXPECT_GT(fs::file_size(out / "violated-run.png"), 10'000u);
+}
+
+TEST(Browser, AStepNamedInTheAddressIsMarkedOnTheTimeline) {
+  REQUIRE_BROWSER(chromium);
+  fs::path out = output_dir();
+  write_stalled_run(out / "run");
+  fs::path report = write_run_report(out / "run");
+  PageLoad load = load_page(chromium, report, "set-nx-px-cause-1-step-2", out / "step-2.png");
+  expect_clean_console(load);
+  EXPECT_NE(load.dom.find("<li class=\"step current\" id=\"set-nx-px-cause-1-step-2\""),
+            std::string::npos);
+  // Marked on the whole-run timeline of its section (and its close-up), not on fenced's.
+  EXPECT_GE(count(load.dom, "<g class=\"step-highlight\">"), 1u);
+  size_t fenced = load.dom.find("<section class=\"algorithm met\" id=\"fenced\"");
+  ASSERT_NE(fenced, std::string::npos);
+  EXPECT_EQ(load.dom.find("<g class=\"step-highlight\">", fenced), std::string::npos);
+}
+
+TEST(Browser, SuiteIndexRendersAndEveryCellLinksToARunReport) {
+  REQUIRE_BROWSER(chromium);
+  fs::path out = output_dir();
+  fs::path suite = out / "suite";
+  write_stalled_run(suite / "pause");
+  write_calm_run(suite / "smoke");
+  fs::path index = write_suite_report(suite);
+  PageLoad load = load_page(chromium, index, "", out / "suite-index.png");
+  expect_clean_console(load);
+  EXPECT_GE(expect_links_resolve(load, index), 5u);
+  EXPECT_NE(load.dom.find("href=\"pause/report.html#set-nx-px\""), std::string::npos);
+  EXPECT_NE(load.dom.find("href=\"smoke/report.html#redlock\""), std::string::npos);
+  EXPECT_GT(fs::file_size(out / "suite-index.png"), 10'000u);
+}
+
+}  // namespace
+}  // namespace locklab::reports
