@@ -31,4 +31,12 @@ std::filesystem::path write_run_report(const std::filesystem::path& run_dir);
 // index cannot be written.
 std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir);
 
+// Writes the report of whatever `dir` holds, from its files alone, and
+// returns its path: a run directory's report.html (its results.json has
+// "runs"), or a suite directory's index.html (its results.json has "cells",
+// or it has none but some subdirectory holds one). Throws std::runtime_error
+// with one line naming the directory or file when it is neither, or when
+// write_run_report / write_suite_report refuse it.
+std::filesystem::path write_report(const std::filesystem::path& dir);
+
 }  // namespace locklab::reports
