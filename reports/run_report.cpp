@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "html.h"
+#include "plots.h"
 #include "report.h"
 #include "run_results.h"
 #include "story.h"
@@ -132,6 +133,12 @@ class Section {
       has_history_ = true;
     }
     causes_ = group_by_cause(timeline_, violations_);
+  }
+
+  // The plots of this run; nullopt without a history to draw them from.
+  std::optional<RunPlot> plot() const {
+    if (!has_history_ || timeline_.event_count == 0) return std::nullopt;
+    return run_plot(timeline_, run_name(run_), id_);
   }
 
   // "1 cause: 44 overlapping acquisitions", or "none".
@@ -562,11 +569,16 @@ std::filesystem::path write_run_report(const std::filesystem::path& run_dir) {
   // Many sections (a suite repeating runs) or dense histories can make a
   // large page: draw it again with half the detail until it is small enough.
   std::vector<std::string> causes;
-  for (const auto& section : sections) causes.push_back(section.causes_text());
+  std::vector<RunPlot> plots;
+  for (const auto& section : sections) {
+    causes.push_back(section.causes_text());
+    if (auto plot = section.plot()) plots.push_back(std::move(*plot));
+  }
+  const std::string plots_html = run_plots_html(plots);
   std::string body;
   double budget = 1;
   for (int attempt = 0; attempt <= kMaxShrinks; ++attempt, budget /= 2) {
-    body = page_head(results) + summary(results, ids, causes);
+    body = page_head(results) + summary(results, ids, causes) + plots_html;
     if (budget < 1)
       body += "<p class=\"notice\">This page is drawn with " +
               std::to_string(int(std::lround(budget * 100))) +

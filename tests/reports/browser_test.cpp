@@ -115,6 +115,10 @@ TEST(Browser, CleanRunReportRendersWithoutErrorsWithPlotsAndWorkingLinks) {
             std::string::npos);
   EXPECT_EQ(load.dom.find("class=\"cause\""), std::string::npos);
   EXPECT_EQ(count(load.dom, "<svg class=\"timeline\""), 2u);
+  // Latency and throughput of both algorithms, side by side.
+  EXPECT_EQ(count(load.dom, "<div class=\"plot-card\">"), 2u);
+  EXPECT_EQ(count(load.dom, "<svg class=\"plot\""), 4u);
+  EXPECT_EQ(count(load.dom, "class=\"series p50\""), 2u);
   EXPECT_GT(fs::file_size(out / "clean-run.png"), 10'000u);
 }
 
@@ -159,6 +163,9 @@ TEST(Browser, ViolatedRunReportTellsTheStoryOfOneGroupedCause) {
   EXPECT_NE(dom.find("<b>c3</b>'s write at 1.916 s (read 5, wrote 6; fencing: token 33 is older "
                      "than 78) is rejected by fencing."),
             std::string::npos);
+  // The plots shade the pause.
+  EXPECT_EQ(count(dom, "<svg class=\"plot\""), 4u);
+  EXPECT_EQ(count(dom, "<rect class=\"plot-fault\""), 4u);
   EXPECT_GT(fs::file_size(out / "violated-run.png"), 10'000u);
 }
 
@@ -184,12 +191,26 @@ TEST(Browser, SuiteIndexRendersAndEveryCellLinksToARunReport) {
   fs::path suite = out / "suite";
   write_stalled_run(suite / "pause");
   write_calm_run(suite / "smoke");
+  json sweep = {{"scenario", "pause-longer-than-lease"},
+                {"param", "duration_ms"},
+                {"from", 0},
+                {"to", 3000},
+                {"algorithms",
+                 {{{"algorithm", "set-nx-px"},
+                   {"outcome", "breaks"},
+                   {"breaking_value", 540},
+                   {"last_safe_value", 470}},
+                  {{"algorithm", "fenced"}, {"outcome", "never-breaks"}}}}};
+  write_text(suite / "sweep-pause" / "sweep.json", sweep.dump());
   fs::path index = write_suite_report(suite);
   PageLoad load = load_page(chromium, index, "", out / "suite-index.png");
   expect_clean_console(load);
   EXPECT_GE(expect_links_resolve(load, index), 5u);
   EXPECT_NE(load.dom.find("href=\"pause/report.html#set-nx-px\""), std::string::npos);
   EXPECT_NE(load.dom.find("href=\"smoke/report.html#redlock\""), std::string::npos);
+  // The sweep's breaking points as a chart.
+  EXPECT_EQ(count(load.dom, "<svg class=\"plot sweep\""), 1u);
+  EXPECT_NE(load.dom.find(">breaks at 540</text>"), std::string::npos);
   EXPECT_GT(fs::file_size(out / "suite-index.png"), 10'000u);
 }
 
