@@ -4,7 +4,9 @@
 // each page under the test's output directory for a person to look at.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <regex>
 
 #include "headless_browser.h"
@@ -212,6 +214,86 @@ TEST(Browser, SuiteIndexRendersAndEveryCellLinksToARunReport) {
   EXPECT_EQ(count(load.dom, "<svg class=\"plot sweep\""), 1u);
   EXPECT_NE(load.dom.find(">breaks at 540</text>"), std::string::npos);
   EXPECT_GT(fs::file_size(out / "suite-index.png"), 10'000u);
+}
+
+// A million events: five clients taking turns for 16 s, one of them stalled
+// by a pause while the others overtake it 40 times. The checkers measure it;
+// the report stays small and the browser shows it, story included.
+TEST(Browser, AMillionEventHistoryStaysSmallAndUsable) {
+  REQUIRE_BROWSER(chromium);
+  fs::path out = output_dir();
+  fs::path run = out / "run";
+  fs::create_directories(run / "set-nx-px");
+  {
+    std::ofstream history(run / "set-nx-px" / "history.jsonl");
+    int64_t index = 0, time = 0;
+    char line[256];
+    auto event = [&](const char* process, const char* type, const char* f,
+                     const std::string& extra) {
+      std::snprintf(line, sizeof line,
+                    "{\"index\":%lld,\"time_ns\":%lld,\"process\":\"%s\",\"type\":\"%s\","
+                    "\"f\":\"%s\"%s}\n",
+                    static_cast<long long>(index++), static_cast<long long>(time), process, type, f,
+                    extra.c_str());
+      history << line;
+    };
+    const std::string lock = ",\"lock\":\"A\"";
+    int64_t counter = 0;
+    const int64_t stall_at = 80'000, stall_for = 40;
+    for (int64_t cycle = 0; index < 1'000'000 - 10; ++cycle) {
+      if (cycle == stall_at) {
+        event("c3", "invoke", "acquire", lock + ",\"value\":{\"ttl_ms\":500}");
+        time += 50'000;
+        event("c3", "ok", "acquire", lock + ",\"owner\":\"stalled\"");
+        event("nemesis", "info", "pause",
+              ",\"value\":{\"phase\":\"start\",\"targets\":[\"c3\"],\"duration_ms\":4}");
+      }
+      if (cycle == stall_at + stall_for) {
+        event("nemesis", "info", "pause",
+              ",\"value\":{\"phase\":\"end\",\"targets\":[\"c3\"],\"duration_ms\":4}");
+        event("c3", "invoke", "release", lock);
+        time += 50'000;
+        event("c3", "fail", "release", lock + ",\"value\":{\"result\":\"not-owner\"}");
+      }
+      const std::string c = "c" + std::to_string(cycle % 5 + 1);
+      if (c == "c3" && cycle >= stall_at && cycle < stall_at + stall_for) continue;
+      event(c.c_str(), "invoke", "acquire", lock + ",\"value\":{\"ttl_ms\":500}");
+      time += 50'000;
+      event(c.c_str(), "ok", "acquire",
+            lock + ",\"owner\":\"" + c + "-" + std::to_string(cycle) + "\"");
+      const std::string write = lock + ",\"value\":{\"read\":" + std::to_string(counter) +
+                                ",\"write\":" + std::to_string(counter + 1) + "}";
+      ++counter;
+      event(c.c_str(), "invoke", "write", write);
+      time += 25'000;
+      event(c.c_str(), "ok", "write", write);
+      event(c.c_str(), "invoke", "release", lock);
+      time += 25'000;
+      event(c.c_str(), "ok", "release", lock);
+    }
+  }
+  const fs::path history = run / "set-nx-px" / "history.jsonl";
+  ScenarioResults results;
+  results.scenario = "a-million-events";
+  RunResult r;
+  r.algorithm = "set-nx-px";
+  r.history = "set-nx-px/history.jsonl";
+  r.check = Check::of(checkers::check_file(history));
+  r.verdict = r.check->verdict;
+  results.runs.push_back(r);
+  write_text(run / "results.json", results.to_json().dump());
+  ASSERT_GE(r.check->counts["events"], 999'990);
+  ASSERT_EQ(r.check->found("mutual-exclusion"), 32);  // 40 cycles, c3's own 8 skipped
+
+  fs::path report = write_run_report(run);
+  EXPECT_LT(fs::file_size(report), 5u << 20);
+  PageLoad load = load_page(chromium, report, "", out / "million.png");
+  expect_clean_console(load);
+  expect_links_resolve(load, report);
+  EXPECT_NE(load.dom.find("Violations: 1 cause, 32 overlapping acquisitions"), std::string::npos);
+  EXPECT_NE(load.dom.find("The nemesis pauses <b>c3</b>"), std::string::npos);
+  EXPECT_NE(load.dom.find("aggregated into"), std::string::npos);  // said, not hidden
+  EXPECT_EQ(count(load.dom, "<svg class=\"plot\""), 2u);
 }
 
 }  // namespace
