@@ -57,7 +57,7 @@
     if (target.classList && target.classList.contains("step")) highlight(target);
   }
 
-  function setZoom(box, zoom) {
+  function setZoom(box, zoom, label) {
     zoom = Math.max(1, Math.min(64, zoom));
     var svg = box.querySelector("svg.timeline");
     if (!svg) return;
@@ -65,8 +65,7 @@
     svg.style.width = (zoom * 100) + "%";
     box.setAttribute("data-zoom", zoom);
     box.scrollLeft = centre * box.scrollWidth - box.clientWidth / 2;
-    var label = box.parentNode.querySelector(".zoom-level");
-    if (label) label.textContent = zoom + "×";
+    label.textContent = zoom + "×";
   }
 
   function zoomControls() {
@@ -75,6 +74,9 @@
       (function (box) {
         var bar = document.createElement("div");
         bar.className = "zoom-bar";
+        var level = document.createElement("span");
+        level.className = "zoom-level";
+        level.textContent = "1×";
         var labels = [["−", 0.5], ["+", 2], ["reset", 0]];
         for (var k = 0; k < labels.length; k++) {
           (function (label, factor) {
@@ -83,20 +85,17 @@
             button.textContent = label;
             button.title = factor ? "zoom " + (factor > 1 ? "in" : "out") + " (or Ctrl + wheel)" : "whole run";
             button.addEventListener("click", function () {
-              setZoom(box, factor ? Number(box.getAttribute("data-zoom") || 1) * factor : 1);
+              setZoom(box, factor ? Number(box.getAttribute("data-zoom") || 1) * factor : 1, level);
             });
             bar.appendChild(button);
           })(labels[k][0], labels[k][1]);
         }
-        var level = document.createElement("span");
-        level.className = "zoom-level";
-        level.textContent = "1×";
         bar.appendChild(level);
         box.parentNode.insertBefore(bar, box);
         box.addEventListener("wheel", function (event) {
           if (!event.ctrlKey) return;
           event.preventDefault();
-          setZoom(box, Number(box.getAttribute("data-zoom") || 1) * (event.deltaY < 0 ? 2 : 0.5));
+          setZoom(box, Number(box.getAttribute("data-zoom") || 1) * (event.deltaY < 0 ? 2 : 0.5), level);
         }, {passive: false});
         // Drag to pan a zoomed timeline.
         var dragging = null;

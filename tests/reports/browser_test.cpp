@@ -216,6 +216,38 @@ TEST(Browser, SuiteIndexRendersAndEveryCellLinksToARunReport) {
   EXPECT_GT(fs::file_size(out / "suite-index.png"), 10'000u);
 }
 
+// The page's controls, driven by a script the test adds to a copy of the
+// report: zoom in twice, click a story step, press n.
+TEST(Browser, TimelineZoomsAStepClickedIsMarkedAndNJumpsToTheNextCause) {
+  REQUIRE_BROWSER(chromium);
+  fs::path out = output_dir();
+  write_stalled_run(out / "run");
+  std::string html = read_text(write_run_report(out / "run"));
+  const std::string driver = R"(<script>
+document.addEventListener("DOMContentLoaded", function () {
+  var plus = document.querySelectorAll(".zoom-bar button")[1];
+  plus.click(); plus.click();
+  var svg = document.querySelector(".timeline-box svg.timeline");
+  document.body.setAttribute("data-zoomed", svg.style.width + " " +
+      document.querySelector(".zoom-level").textContent);
+  document.getElementById("fenced-cause-1-step-4").click();
+  document.dispatchEvent(new KeyboardEvent("keydown", {key: "n"}));
+  document.body.setAttribute("data-hash", location.hash);
+});
+</script>)";
+  const fs::path page = out / "run" / "driven.html";
+  write_text(page, html.substr(0, html.rfind("</body>")) + driver + "</body></html>");
+  PageLoad load = load_page(chromium, page, "", out / "driven.png");
+  expect_clean_console(load);
+  EXPECT_NE(load.dom.find("data-zoomed=\"400% 4×\""), std::string::npos);
+  EXPECT_NE(load.dom.find("<li class=\"step current\" id=\"fenced-cause-1-step-4\""),
+            std::string::npos);
+  size_t fenced = load.dom.find("id=\"fenced\"");
+  ASSERT_NE(fenced, std::string::npos);
+  EXPECT_NE(load.dom.find("<g class=\"step-highlight\">", fenced), std::string::npos);
+  EXPECT_NE(load.dom.find("data-hash=\"#set-nx-px-cause-1\""), std::string::npos);
+}
+
 // A million events: five clients taking turns for 16 s, one of them stalled
 // by a pause while the others overtake it 40 times. The checkers measure it;
 // the report stays small and the browser shows it, story included.
