@@ -450,7 +450,11 @@ std::vector<Cause> group_by_cause(const Timeline& timeline,
   for (size_t k = 0; k < violations.size(); ++k) {
     const Violation& v = violations[k];
     size_t at = causes.size();
-    std::optional<HoldRef> hold = earlier_hold(v, timeline, lanes);
+    // A stretch without a holder, or a wrong nesting depth, is not caused by
+    // the hold its events touch: those group by fault window only.
+    const bool about_a_hold = v.kind != "liveness" && v.kind != "reentrancy";
+    std::optional<HoldRef> hold =
+        about_a_hold ? earlier_hold(v, timeline, lanes) : std::optional<HoldRef>();
     std::optional<size_t> fault;
     if (hold) {
       auto [it, fresh] = by_hold.try_emplace(*hold, causes.size());

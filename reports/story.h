@@ -29,6 +29,8 @@ struct HoldRef {
 // Violations that share their earliest hold (the hold of one of their
 // processes, on their lock, that contains one of their events and started
 // first), or, without such a hold, the same fault window and first process.
+// Liveness and reentrancy violations are not about a hold: they group by
+// fault window only.
 struct Cause {
   std::vector<size_t> violations;       // 0-based indices into the violations, ascending
   std::optional<HoldRef> hold;          // the shared earlier hold

@@ -115,6 +115,40 @@ TEST(ReportStory, NoFaultIsNamedWhenNoneOverlaps) {
   EXPECT_EQ(html.find(", during pause"), std::string::npos);
 }
 
+// A stretch without a holder is not caused by the hold whose release began
+// it: it groups by the fault window it falls in, and its story names it.
+TEST(ReportStory, ALivenessViolationGroupsByItsFaultWindowNotByAHold) {
+  TempDir dir("story-test");
+  HistoryBuilder h;
+  const json lock = {{"lock", "L"}};
+  h.add(0, "c1", "invoke", "acquire", lock);
+  h.add(1, "c1", "ok", "acquire", {{"lock", "L"}});
+  h.nemesis(5, "partition", "start", {}, {{"nodes", {0}}});
+  int64_t freed = h.add(10, "c1", "invoke", "release", lock);
+  h.add(11, "c1", "ok", "release", lock);
+  int64_t first = h.add(20, "c2", "invoke", "acquire", lock);
+  int64_t last = h.add(900, "c2", "fail", "acquire", {{"lock", "L"}, {"error", "timeout"}});
+  h.nemesis(950, "partition", "end", {}, {{"nodes", {0}}});
+  h.write(dir.path() / "h.jsonl");
+  Violation v{.kind = "liveness",
+              .lock = "L",
+              .processes = {"c2"},
+              .events = {freed, first, last},
+              .times_ns = {},
+              .explanation = "no holder"};
+  Timeline timeline = timeline_of(dir.path() / "h.jsonl", {v});
+  std::vector<Cause> causes = group_by_cause(timeline, {v});
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_FALSE(causes[0].hold);
+  EXPECT_EQ(causes[0].fault, std::optional<size_t>(0));
+  std::vector<StoryStep> story = tell_story(causes[0], timeline, {v});
+  ASSERT_FALSE(story.empty());
+  EXPECT_EQ(story.front().html.find("The nemesis starts <b>partition</b> (nodes=[0]) at 0.005 s"), 0u)
+      << story.front().html;
+  EXPECT_EQ(cause_headline(causes[0], timeline, {v}),
+            "liveness by <b>c2</b> at 0.010 s, during partition");
+}
+
 // Two holders stall one after the other: two causes, each with its own
 // story and count, linked to each other.
 TEST(ReportStory, DifferentEarlierHoldsAreDifferentCauses) {
