@@ -147,8 +147,24 @@ class Section {
     std::map<std::string, size_t> kinds;
     for (const auto& cause : causes_)
       for (const auto& [kind, n] : cause.kinds) kinds[kind] += n;
-    return format_count(int64_t(causes_.size())) +
-           (causes_.size() == 1 ? " cause, " : " causes, ") + kinds_text(kinds);
+    std::string out = format_count(int64_t(causes_.size())) +
+                      (causes_.size() == 1 ? " cause, " : " causes, ") + kinds_text(kinds);
+    const std::string unlisted = unlisted_text();
+    return unlisted.empty() ? out : out + " listed (" + unlisted + ")";
+  }
+
+  // "200 mutual-exclusion found in all": the kinds the checkers counted more
+  // of than they listed (they list the first 100 of each); "" when none.
+  std::string unlisted_text() const {
+    if (!run_.check) return "";
+    std::map<std::string, int64_t> listed;
+    for (const auto& v : violations_) ++listed[v.kind];
+    std::string out;
+    for (const auto& [kind, n] : listed) {
+      int64_t found = run_.check->found(kind);
+      if (found > n) out += (out.empty() ? "" : ", ") + format_count(found) + " " + kind;
+    }
+    return out.empty() ? "" : out + " found in all";
   }
 
   // The section's HTML with `budget` (0, 1] of the full detail.
@@ -374,6 +390,11 @@ class Section {
                       "without one, a fault window and a process) are one cause, told step by "
                       "step from the history; its violations are folded under it. Click a step "
                       "to mark it on the timeline; n and p jump between causes.</p>";
+    if (!unlisted_text().empty())
+      out += "<p class=\"notice\">The checkers found more than they list (" +
+             escape(unlisted_text()) +
+             "; results.json lists the first of each kind): the causes here are made of the "
+             "listed violations.</p>";
     size_t budget = std::min(all.size(), scaled(kMaxListedViolations));
     size_t listed = 0, stories = std::max<size_t>(3, size_t(double(kMaxStories) * budget_));
     for (size_t c = 0; c < causes_.size(); ++c) {

@@ -231,7 +231,8 @@ class Storyteller {
         step(f.start_ns, process, f.start_index, text);
         if (f.ended)
           step(f.end_ns, process, f.end_index,
-               b(targets) + " resumes at " + at_time(f.end_ns) + ".");
+               b(targets) + (f.targets.size() > 1 ? " resume at " : " resumes at ") +
+                   at_time(f.end_ns) + ".");
         continue;
       }
       std::string what = b(f.kind);
@@ -533,7 +534,18 @@ std::string cause_headline(const Cause& cause, const Timeline& timeline,
     }
     out += " at " + at_time(from);
   }
-  std::optional<size_t> fault = cause.fault ? cause.fault : fault_window(timeline, from, to);
+  std::optional<size_t> fault = cause.fault;
+  if (!fault && cause.hold) {
+    // The fault that hit the holder itself tells the story better than any other.
+    const std::string& holder = timeline.lanes[cause.hold->lane].process;
+    for (size_t i = 0; i < timeline.faults.size() && !fault; ++i) {
+      const Fault& f = timeline.faults[i];
+      if (!f.instant && f.start_ns <= to && f.end_ns >= from &&
+          std::find(f.targets.begin(), f.targets.end(), holder) != f.targets.end())
+        fault = i;
+    }
+  }
+  if (!fault) fault = fault_window(timeline, from, to);
   if (fault) {
     const Fault& f = timeline.faults[*fault];
     std::string targets = fault_targets(f);

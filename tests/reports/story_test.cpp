@@ -115,6 +115,25 @@ TEST(ReportStory, NoFaultIsNamedWhenNoneOverlaps) {
   EXPECT_EQ(html.find(", during pause"), std::string::npos);
 }
 
+// The checkers list the first 100 violations of each kind but count them
+// all: the page says its causes are made of the listed ones.
+TEST(ReportStory, CausesSayWhenTheCheckersFoundMoreThanTheyListed) {
+  TempDir dir("story-test");
+  StalledRun run = write_stalled_run(dir.path());
+  ScenarioResults results = read_results_file(dir.path() / "results.json");
+  results.runs[0].check->counts["mutual-exclusion"] = 250;
+  write_text(dir.path() / "results.json", results.to_json().dump());
+  std::string html = read_text(write_run_report(dir.path()));
+  const std::string text = "1 cause, " + std::to_string(run.overlapping) +
+                           " overlapping acquisitions, 1 lost update, 1 stale write listed (250 "
+                           "mutual-exclusion found in all)";
+  EXPECT_NE(html.find("Violations: " + text + "</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<td>" + text + "</td>"), std::string::npos);
+  EXPECT_NE(html.find("the causes here are made of the listed violations"), std::string::npos);
+  // fenced lists all it found.
+  EXPECT_EQ(count(html, "found in all"), 3u);
+}
+
 // A stretch without a holder is not caused by the hold whose release began
 // it: it groups by the fault window it falls in, and its story names it.
 TEST(ReportStory, ALivenessViolationGroupsByItsFaultWindowNotByAHold) {
@@ -143,7 +162,8 @@ TEST(ReportStory, ALivenessViolationGroupsByItsFaultWindowNotByAHold) {
   EXPECT_EQ(causes[0].fault, std::optional<size_t>(0));
   std::vector<StoryStep> story = tell_story(causes[0], timeline, {v});
   ASSERT_FALSE(story.empty());
-  EXPECT_EQ(story.front().html.find("The nemesis starts <b>partition</b> (nodes=[0]) at 0.005 s"), 0u)
+  EXPECT_EQ(story.front().html.find("The nemesis starts <b>partition</b> (nodes=[0]) at 0.005 s"),
+            0u)
       << story.front().html;
   EXPECT_EQ(cause_headline(causes[0], timeline, {v}),
             "liveness by <b>c2</b> at 0.010 s, during partition");
