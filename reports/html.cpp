@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "interact_text.h"
 #include "page_text.h"
 #include "report_text.h"
 
@@ -135,12 +136,14 @@ std::string outcome_badge(std::optional<RunOutcome> outcome, const std::string& 
 std::string html_page(std::string_view title, std::string_view body) {
   // One pass over the template: inserted text is never searched for
   // placeholders, so a history that happens to contain "{{body}}" stays text.
-  const std::map<std::string_view, std::string> values = {{"title", escape(title)},
-                                                          {"style", std::string(assets::report)},
-                                                          {"body", std::string(body)}};
+  const std::map<std::string_view, std::string> values = {
+      {"title", escape(title)},
+      {"style", std::string(assets::report)},
+      {"body", std::string(body)},
+      {"script", std::string(assets::interact)}};
   std::string_view page = assets::page;
   std::string out;
-  out.reserve(page.size() + body.size() + assets::report.size());
+  out.reserve(page.size() + body.size() + assets::report.size() + assets::interact.size());
   size_t at = 0;
   while (true) {
     size_t open = page.find("{{", at);

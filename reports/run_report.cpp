@@ -9,8 +9,10 @@
 #include <tuple>
 
 #include "html.h"
+#include "plots.h"
 #include "report.h"
 #include "run_results.h"
+#include "story.h"
 #include "timeline.h"
 #include "timeline_svg.h"
 
@@ -30,6 +32,8 @@ constexpr int kMaxShrinks = 5;
 // Close-ups of violation clusters narrower than this share of the run.
 constexpr size_t kMaxCloseUps = 3;
 constexpr double kCloseUpShare = 0.2;
+// Causes told as a story; the others are listed with their headline only.
+constexpr size_t kMaxStories = 20;
 
 // A field of a history event for people: 1,234; an object as "L: 198, M: 3".
 std::string text_of(const nlohmann::ordered_json& value) {
@@ -121,10 +125,46 @@ class Section {
         located.insert(e);
         if (k < detailed) kept.insert(e);
       }
+    // The stories quote events beyond those the page lists in full.
+    std::set<int64_t> quoted = story_candidate_events(violations_);
+    kept.insert(quoted.begin(), quoted.end());
     if (!run.not_applicable && std::filesystem::exists(history)) {
       timeline_ = read_timeline(history, kept, located);
       has_history_ = true;
     }
+    causes_ = group_by_cause(timeline_, violations_);
+  }
+
+  // The plots of this run; nullopt without a history to draw them from.
+  std::optional<RunPlot> plot() const {
+    if (!has_history_ || timeline_.event_count == 0) return std::nullopt;
+    return run_plot(timeline_, run_name(run_), id_);
+  }
+
+  // "1 cause: 44 overlapping acquisitions", or "none".
+  std::string causes_text() const {
+    if (causes_.empty()) return "none";
+    std::map<std::string, size_t> kinds;
+    for (const auto& cause : causes_)
+      for (const auto& [kind, n] : cause.kinds) kinds[kind] += n;
+    std::string out = format_count(int64_t(causes_.size())) +
+                      (causes_.size() == 1 ? " cause, " : " causes, ") + kinds_text(kinds);
+    const std::string unlisted = unlisted_text();
+    return unlisted.empty() ? out : out + " listed (" + unlisted + ")";
+  }
+
+  // "200 mutual-exclusion found in all": the kinds the checkers counted more
+  // of than they listed (they list the first 100 of each); "" when none.
+  std::string unlisted_text() const {
+    if (!run_.check) return "";
+    std::map<std::string, int64_t> listed;
+    for (const auto& v : violations_) ++listed[v.kind];
+    std::string out;
+    for (const auto& [kind, n] : listed) {
+      int64_t found = run_.check->found(kind);
+      if (found > n) out += (out.empty() ? "" : ", ") + format_count(found) + " " + kind;
+    }
+    return out.empty() ? "" : out + " found in all";
   }
 
   // The section's HTML with `budget` (0, 1] of the full detail.
@@ -286,38 +326,110 @@ class Section {
     return out;
   }
 
+  std::string violation_item(size_t k) const {
+    const Violation& v = violations_[k];
+    std::string out = "<li id=\"" + escape(id_) + "-violation-" + std::to_string(k + 1) + "\">";
+    out += "<div class=\"violation-head\"><span class=\"tag\">V" + std::to_string(k + 1) +
+           "</span><span class=\"kind\">" + escape(v.kind) + "</span>";
+    if (!v.lock.empty()) out += " on lock <b>" + escape(v.lock) + "</b>";
+    if (!v.processes.empty()) {
+      out += " by";
+      for (const auto& p : v.processes) out += " <b>" + escape(p) + "</b>";
+    }
+    if (!v.events.empty()) {
+      out += "<span class=\"event-links\">events";
+      for (int64_t e : v.events) {
+        std::string label = "#" + std::to_string(e);
+        out += k < detailed_ ? " <a href=\"#" + escape(id_) + "-event-" + std::to_string(e) +
+                                   "\">" + label + "</a>"
+                             : " " + label;
+      }
+      out += "</span>";
+    }
+    out += "</div>";
+    if (!v.explanation.empty())
+      out += "<p class=\"explanation\">" + linked(escape(v.explanation)) + "</p>";
+    return out + "</li>";
+  }
+
+  // A cause's numbered steps; each links to its event (in the event table
+  // when the page lists it, else on the timeline) and marks it on the timeline.
+  std::string story(const Cause& cause, const std::string& cause_id) const {
+    std::vector<StoryStep> steps = tell_story(cause, timeline_, violations_);
+    if (steps.empty()) return "";
+    const bool drawn = has_history_ && timeline_.event_count > 0;
+    const std::string timeline_link = "#" + escape(id_) + "-timeline";
+    std::string out = "<ol class=\"story\">";
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const StoryStep& step = steps[i];
+      out += "<li class=\"step\" id=\"" + cause_id + "-step-" + std::to_string(i + 1) + "\"";
+      if (drawn)
+        out += " data-t=\"" + std::to_string(step.time_ns) + "\" data-lane=\"" +
+               escape(step.process) + "\" title=\"click to mark it on the timeline\"";
+      out += ">" + step.html;
+      if (step.event) {
+        std::string label = "event #" + std::to_string(*step.event);
+        if (shown_.count(*step.event))
+          out += " <a class=\"step-event\" href=\"#" + escape(id_) + "-event-" +
+                 std::to_string(*step.event) + "\">" + label + "</a>";
+        else if (drawn)
+          out += " <a class=\"step-event\" href=\"" + timeline_link + "\">" + label + "</a>";
+        else
+          out += " <span class=\"step-event\">" + label + "</span>";
+      }
+      out += "</li>";
+    }
+    return out + "</ol>";
+  }
+
   std::string violations() const {
     if (violations_.empty()) return "";
     const auto& all = violations_;
-    std::string out =
-        "<h3>Violations (" + format_count(int64_t(all.size())) + ")</h3><ol class=\"violations\">";
-    size_t listed = std::min(all.size(), scaled(kMaxListedViolations));
-    for (size_t k = 0; k < listed; ++k) {
-      const Violation& v = all[k];
-      out += "<li id=\"" + escape(id_) + "-violation-" + std::to_string(k + 1) + "\">";
-      out += "<div class=\"violation-head\"><span class=\"tag\">V" + std::to_string(k + 1) +
-             "</span><span class=\"kind\">" + escape(v.kind) + "</span>";
-      if (!v.lock.empty()) out += " on lock <b>" + escape(v.lock) + "</b>";
-      if (!v.processes.empty()) {
-        out += " by";
-        for (const auto& p : v.processes) out += " <b>" + escape(p) + "</b>";
-      }
-      if (!v.events.empty()) {
-        out += "<span class=\"event-links\">events";
-        for (int64_t e : v.events) {
-          std::string label = "#" + std::to_string(e);
-          out += k < detailed_ ? " <a href=\"#" + escape(id_) + "-event-" + std::to_string(e) +
-                                     "\">" + label + "</a>"
-                               : " " + label;
-        }
-        out += "</span>";
+    std::string out = "<h3 id=\"" + escape(id_) + "-causes\">Violations: " + escape(causes_text()) +
+                      "</h3><p class=\"hint\">Violations that share their earlier hold (or, "
+                      "without one, a fault window and a process) are one cause, told step by "
+                      "step from the history; its violations are folded under it. Click a step "
+                      "to mark it on the timeline; n and p jump between causes.</p>";
+    if (!unlisted_text().empty())
+      out += "<p class=\"notice\">The checkers found more than they list (" +
+             escape(unlisted_text()) +
+             "; results.json lists the first of each kind): the causes here are made of the "
+             "listed violations.</p>";
+    size_t budget = std::min(all.size(), scaled(kMaxListedViolations));
+    size_t listed = 0, stories = std::max<size_t>(3, size_t(double(kMaxStories) * budget_));
+    for (size_t c = 0; c < causes_.size(); ++c) {
+      const Cause& cause = causes_[c];
+      const std::string cause_id = escape(id_) + "-cause-" + std::to_string(c + 1);
+      out += "<div class=\"cause\" id=\"" + cause_id +
+             "\"><div class=\"cause-head\"><span "
+             "class=\"tag\">Cause " +
+             std::to_string(c + 1) + "</span> " + cause_headline(cause, timeline_, violations_) +
+             ": <b>" + escape(kinds_text(cause.kinds)) + "</b><span class=\"cause-nav\">";
+      if (c > 0)
+        out += "<a href=\"#" + escape(id_) + "-cause-" + std::to_string(c) + "\">◂ previous</a>";
+      if (c + 1 < causes_.size())
+        out +=
+            "<a href=\"#" + escape(id_) + "-cause-" + std::to_string(c + 2) + "\">next cause ▸</a>";
+      out += "</span></div>";
+      if (c < stories) out += story(cause, cause_id);
+      size_t n = cause.violations.size();
+      size_t here = std::min(n, budget - std::min(budget, listed));
+      if (here > 0) {
+        out += "<details class=\"folded\" id=\"" + cause_id + "-list\"><summary>" +
+               (n == 1 ? std::string("Its violation")
+                       : "Its " + format_count(int64_t(n)) + " violations") +
+               (here < n ? " (the first " + format_count(int64_t(here)) + " listed)" : "") +
+               "</summary><ol class=\"violations\">";
+        for (size_t i = 0; i < here; ++i) out += violation_item(cause.violations[i]);
+        out += "</ol></details>";
+        listed += here;
       }
       out += "</div>";
-      if (!v.explanation.empty())
-        out += "<p class=\"explanation\">" + linked(escape(v.explanation)) + "</p>";
-      out += "</li>";
     }
-    out += "</ol>";
+    if (causes_.size() > stories)
+      out += "<p class=\"notice\">The first " + std::to_string(stories) + " of " +
+             format_count(int64_t(causes_.size())) +
+             " causes are told step by step; the others show their headline only.</p>";
     if (detailed_ < all.size())
       out +=
           "<p class=\"notice\">The events of violations V1–V" + std::to_string(detailed_) +
@@ -402,6 +514,7 @@ class Section {
   std::string history_name_;
   bool has_history_ = false;
   Timeline timeline_;
+  std::vector<Cause> causes_;
 };
 
 std::string page_head(const ScenarioResults& results) {
@@ -422,7 +535,8 @@ std::string page_head(const ScenarioResults& results) {
   return out + "</header>";
 }
 
-std::string summary(const ScenarioResults& results, const std::vector<std::string>& ids) {
+std::string summary(const ScenarioResults& results, const std::vector<std::string>& ids,
+                    const std::vector<std::string>& causes) {
   std::map<RunOutcome, size_t> outcomes;
   for (const auto& run : results.runs)
     if (run.outcome) ++outcomes[*run.outcome];
@@ -456,8 +570,8 @@ std::string summary(const ScenarioResults& results, const std::vector<std::strin
     out += "<tr><td><a href=\"#" + escape(ids[i]) + "\">" + escape(run_name(run)) +
            "</a></td><td>" + verdict_pill(run.verdict) + "</td><td>" +
            (run.expected ? escape(run.expected->verdict) : "—") + "</td><td>" +
-           outcome_badge(run.outcome, run.like.value_or("")) + "</td><td>" +
-           format_count(int64_t(violations_of(run).size())) + "</td></tr>";
+           outcome_badge(run.outcome, run.like.value_or("")) + "</td><td>" + escape(causes[i]) +
+           "</td></tr>";
   }
   return out + "</tbody></table>";
 }
@@ -475,10 +589,17 @@ std::filesystem::path write_run_report(const std::filesystem::path& run_dir) {
     sections.emplace_back(results.runs[i], ids[i], run_dir);
   // Many sections (a suite repeating runs) or dense histories can make a
   // large page: draw it again with half the detail until it is small enough.
+  std::vector<std::string> causes;
+  std::vector<RunPlot> plots;
+  for (const auto& section : sections) {
+    causes.push_back(section.causes_text());
+    if (auto plot = section.plot()) plots.push_back(std::move(*plot));
+  }
+  const std::string plots_html = run_plots_html(plots);
   std::string body;
   double budget = 1;
   for (int attempt = 0; attempt <= kMaxShrinks; ++attempt, budget /= 2) {
-    body = page_head(results) + summary(results, ids);
+    body = page_head(results) + summary(results, ids, causes) + plots_html;
     if (budget < 1)
       body += "<p class=\"notice\">This page is drawn with " +
               std::to_string(int(std::lround(budget * 100))) +

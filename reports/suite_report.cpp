@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "html.h"
+#include "plots.h"
 #include "report.h"
 #include "run_results.h"
 
@@ -193,6 +194,36 @@ std::string matrix_legend() {
   return out + "<span class=\"cell-key absent\">not run: not in the scenario's list</span></div>";
 }
 
+// The charts of the sweeps found beside the suite: SUITE_DIR/sweep.json and
+// each subdirectory's; a sweep file that cannot be read is said so, not hidden.
+std::string sweep_charts(const fs::path& suite_dir) {
+  std::vector<fs::path> files;
+  if (fs::exists(suite_dir / "sweep.json")) files.push_back(suite_dir / "sweep.json");
+  std::vector<fs::path> nested;
+  for (const auto& entry : fs::directory_iterator(suite_dir))
+    if (entry.is_directory() && fs::exists(entry.path() / "sweep.json"))
+      nested.push_back(entry.path() / "sweep.json");
+  std::sort(nested.begin(), nested.end());
+  files.insert(files.end(), nested.begin(), nested.end());
+  if (files.empty()) return "";
+  std::string out =
+      "<h2 class=\"plots-title\">Breaking points</h2><p class=\"hint\">Per sweep, the smallest "
+      "value of the swept fault parameter at which each algorithm broke (red), the range it "
+      "was measured safe in (green).</p><div class=\"plots\">";
+  for (const auto& file : files) {
+    std::string link = url_path(fs::relative(file, suite_dir).generic_string());
+    try {
+      std::string chart = sweep_chart_html(read_json_file(file), link);
+      out += chart.empty() ? "<p class=\"notice\">" + escape(file.string()) +
+                                 ": not a sweep document (no \"algorithms\")</p>"
+                           : chart;
+    } catch (const std::exception& e) {
+      out += "<p class=\"notice\">" + escape(e.what()) + "</p>";
+    }
+  }
+  return out + "</div>";
+}
+
 }  // namespace
 
 std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir) {
@@ -274,8 +305,10 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   }
   body += "</tbody></table></div>";
   if (!rows.empty()) body += matrix_legend();
-  if (rows.empty())
+  const std::string sweeps = sweep_charts(suite_dir);
+  if (rows.empty() && sweeps.empty())
     body += "<p class=\"notice\">No scenario directories (with a results.json) here.</p>";
+  body += sweeps;
 
   auto path = suite_dir / "index.html";
   write_file_atomically(path, html_page(name + " — locklab suite", body));

@@ -28,6 +28,16 @@ bool instant_kind(const std::string& kind) {
 struct LaneState {
   Lane lane;
   std::optional<int64_t> acquire_invoked_ns;
+  // The ttl_ms and time of the process's operation in flight (acquire or extend).
+  std::optional<int64_t> asked_ttl_ms;
+  int64_t asked_ns = 0;
+};
+
+// What an acquire ok said about the lease it started.
+struct LeaseFacts {
+  std::string owner;
+  std::optional<int64_t> ttl_ms;
+  int64_t from_ns = 0;
 };
 
 class Builder {
@@ -42,6 +52,15 @@ class Builder {
           hold.end_index = span.end_index;
           hold.token = span.token;
           hold.end = span.end;
+          if (auto facts = lease_.find(span.start_index); facts != lease_.end()) {
+            hold.owner = std::move(facts->second.owner);
+            hold.ttl_ms = facts->second.ttl_ms;
+            hold.lease_from_ns = facts->second.from_ns;
+            lease_.erase(facts);
+          }
+          if (auto open = open_hold_.find({span.process, span.lock});
+              open != open_hold_.end() && open->second == span.start_index)
+            open_hold_.erase(open);
           lane(span.process).lane.holds.push_back(std::move(hold));
         }) {}
 
@@ -97,11 +116,20 @@ class Builder {
     std::string error = e.error.value_or("");
     if (e.type == Type::Invoke) {
       if (e.f == "acquire") state.acquire_invoked_ns = e.time_ns;
+      if (e.f == "acquire" || e.f == "extend") {
+        state.asked_ns = e.time_ns;
+        state.asked_ttl_ms.reset();
+        if (e.value.is_object() && e.value.contains("ttl_ms") &&
+            e.value["ttl_ms"].is_number_integer())
+          state.asked_ttl_ms = e.value["ttl_ms"].get<int64_t>();
+      }
       return;
     }
+    if (e.type == Type::Ok && (e.f == "acquire" || e.f == "extend")) lease(state, e);
     if (e.f == "acquire") {
       if (state.acquire_invoked_ns)
-        state.lane.acquire_waits.push_back({*state.acquire_invoked_ns, e.time_ns});
+        state.lane.acquire_waits.push_back(
+            {*state.acquire_invoked_ns, e.time_ns, e.type == Type::Ok});
       state.acquire_invoked_ns.reset();
       if (e.type != Type::Ok)
         mark(state, e.type == Type::Fail ? MarkKind::AcquireFailed : MarkKind::Unknown, e, error);
@@ -119,6 +147,23 @@ class Builder {
       mark(state, MarkKind::Refused, e, error);
     } else if (e.type == Type::Info) {
       mark(state, MarkKind::Unknown, e, error);
+    }
+  }
+
+  // Remembers what an acquire ok said about its lease until the hold it
+  // starts ends (the tracker's callback takes it); an extend ok renews it.
+  void lease(LaneState& state, const Event& e) {
+    const std::pair<std::string, std::string> key{e.process, e.lock.value_or("")};
+    auto open = open_hold_.find(key);
+    if (e.f == "acquire" && open == open_hold_.end()) {
+      open_hold_[key] = e.index;
+      lease_[e.index] = {e.owner.value_or(""), state.asked_ttl_ms, state.asked_ns};
+    } else if (e.f == "extend" && open != open_hold_.end() && state.asked_ttl_ms) {
+      auto facts = lease_.find(open->second);
+      if (facts != lease_.end()) {
+        facts->second.ttl_ms = state.asked_ttl_ms;
+        facts->second.from_ns = state.asked_ns;
+      }
     }
   }
 
@@ -193,6 +238,9 @@ class Builder {
   std::map<std::string, LaneState> lanes_;
   checkers::HoldTracker holds_;  // reports each hold as it ends
   std::vector<OpenFault> open_faults_;
+  // (process, lock) -> the acquire ok of its open hold, and that acquire's lease.
+  std::map<std::pair<std::string, std::string>, int64_t> open_hold_;
+  std::map<int64_t, LeaseFacts> lease_;
   Timeline out_;
 };
 

@@ -29,6 +29,11 @@ struct Hold {
   int64_t start_index = 0, end_index = -1;  // end_index -1: open at the end
   std::optional<int64_t> token;
   HoldEnd end = HoldEnd::EndOfHistory;
+  std::string owner;  // of the acquire ok that started it
+  // The lease as the holder last asked for it: the ttl_ms of the acquire (or
+  // of its latest successful extend) and when that request was invoked.
+  std::optional<int64_t> ttl_ms;
+  int64_t lease_from_ns = 0;
 };
 
 enum class MarkKind {
@@ -52,6 +57,7 @@ struct Mark {
 // An operation in flight: from its invoke to its completion.
 struct Span {
   int64_t start_ns = 0, end_ns = 0;
+  bool ok = false;  // the operation completed with ok
 };
 
 struct Lane {

@@ -130,8 +130,15 @@ class Drawing {
     place_fault_labels();
     lanes_top_ = kAxis + label_rows_ * kLabelRow + (label_rows_ ? 6 : 0);
     double height = lane_top(std::max<size_t>(t_.lanes.size(), 1)) + 10;
+    // The geometry as data, for the page's script to mark a story step on it.
+    std::string lane_names;
+    for (const auto& lane : t_.lanes) lane_names += (lane_names.empty() ? "" : " ") + lane.process;
     out_.svg = "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
-               num(kWidth) + " " + num(height) + "\" role=\"img\">";
+               num(kWidth) + " " + num(height) + "\" role=\"img\" id=\"" + escape(options_.svg_id) +
+               "-timeline\" data-from=\"" + std::to_string(from_) + "\" data-to=\"" +
+               std::to_string(to_) + "\" data-x0=\"" + num(kLeft) + "\" data-w=\"" + num(kPlot) +
+               "\" data-top=\"" + num(lanes_top_) + "\" data-lane-h=\"" + num(kLane) +
+               "\" data-lanes=\"" + escape(lane_names) + "\">";
     hatch_patterns();
     lane_backgrounds();
     axis(height);

@@ -19,6 +19,7 @@ Action add_list_command(CLI::App& parent);
 Action add_suite_command(CLI::App& parent);
 Action add_sweep_command(CLI::App& parent);
 Action add_explore_command(CLI::App& parent);
+Action add_report_command(CLI::App& parent);
 
 constexpr int kUsageError = 2;
 

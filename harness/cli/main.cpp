@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
       "usage/input/infrastructure error.");
   std::vector<Action> actions = {add_run_command(app),   add_check_command(app),
                                  add_list_command(app),  add_suite_command(app),
-                                 add_sweep_command(app), add_explore_command(app)};
+                                 add_sweep_command(app), add_explore_command(app),
+                                 add_report_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -128,11 +128,62 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
 }
 
 TEST(Cli, EveryCommandHasHelp) {
-  for (std::string command : {"", "run ", "check ", "list "}) {
+  for (std::string command : {"", "run ", "check ", "list ", "report "}) {
     Outcome o = locklab(command + "--help");
     EXPECT_EQ(o.status, 0) << command;
     EXPECT_NE(o.out.find("Usage"), std::string::npos) << command << o.out;
   }
+}
+
+// `locklab report DIR` writes a run's or a suite's report from the files alone.
+TEST(Cli, ReportRegeneratesARunOrASuiteReportFromItsFiles) {
+  TempDir suite("locklab-report");
+  const auto run = suite.path() / "pause";
+  std::filesystem::create_directories(run / "set-nx-px");
+  std::ofstream(run / "set-nx-px" / "history.jsonl")
+      << R"({"index":0,"time_ns":0,"process":"c1","type":"invoke","f":"acquire","lock":"L"})"
+      << "\n"
+      << R"({"index":1,"time_ns":5,"process":"c1","type":"ok","f":"acquire","lock":"L"})"
+      << "\n";
+  std::ofstream(run / "results.json")
+      << R"({"scenario":"pause","runs":[{"algorithm":"set-nx-px","history":"set-nx-px/history.jsonl"}]})";
+
+  Outcome o = locklab("report " + run.string());
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.err, "report: " + (run / "report.html").string() + "\n");
+  EXPECT_NE(slurp(run / "report.html").find("<h1>pause</h1>"), std::string::npos);
+
+  o = locklab("report " + suite.path().string());  // no results.json: a suite of its subdirectories
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.err, "report: " + (suite.path() / "index.html").string() + "\n");
+  EXPECT_NE(slurp(suite.path() / "index.html").find("href=\"pause/report.html\""),
+            std::string::npos);
+}
+
+TEST(Cli, ReportOfABadDirectoryIsOneLineAndExitTwo) {
+  TempDir dir("locklab-report-bad");
+  std::filesystem::create_directories(dir.path() / "garbled");
+  std::ofstream(dir.path() / "garbled" / "results.json") << "{\"runs\": [";
+  std::filesystem::create_directories(dir.path() / "other");
+  std::ofstream(dir.path() / "other" / "results.json") << "{\"what\": 1}";
+  std::filesystem::create_directories(dir.path() / "empty");
+  struct Case {
+    std::string dir, must_contain;
+  } cases[] = {
+      {(dir.path() / "missing").string(), "missing: no such directory"},
+      {(dir.path() / "garbled").string(), "garbled/results.json: not valid JSON"},
+      {(dir.path() / "other").string(), "neither a run's results"},
+      {(dir.path() / "empty").string(), "empty: no results.json here or in a subdirectory"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.dir);
+    Outcome o = locklab("report " + c.dir);
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_NE(o.err.find(c.must_contain), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  }
+  Outcome o = locklab("report");
+  EXPECT_EQ(o.status, 2);
 }
 
 TEST(Cli, ListNamesEveryAlgorithm) {
