@@ -113,6 +113,8 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
                                scenario.topology.sentinels, scenario.topology.persistence}
                 : shape_for(algorithm, scenario.topology);
     shape.server_clocks = needs_server_clocks(scenario.faults);
+    // An adapter is handed stable addresses (relays in front of the links).
+    shape.client_links = adapter || needs_client_links(scenario.faults);
     // The faults of this run: those meant for the algorithm, or for the one
     // an external lock stands in for.
     Schedule schedule(scenario.faults,
