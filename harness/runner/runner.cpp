@@ -186,10 +186,15 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
 
     std::atomic<bool> stop{false};
     const int64_t deadline = monotonic_ns() + scenario.duration_ms * 1'000'000;
+    std::vector<Workload> workloads(clients.size(), scenario.workload);
+    if (scenario.workload.lock_per_client)
+      for (size_t i = 0; i < workloads.size(); ++i)
+        workloads[i].locks = {scenario.workload.locks[i % scenario.workload.locks.size()]};
     std::vector<std::thread> threads;
-    for (auto& client : clients)
-      threads.emplace_back(
-          [&, c = client.get()] { c->run(scenario.workload, resource, deadline, stop); });
+    for (size_t i = 0; i < clients.size(); ++i)
+      threads.emplace_back([&, c = clients[i].get(), &workload = workloads[i]] {
+        c->run(workload, resource, deadline, stop);
+      });
     for (auto& t : threads) t.join();
     nemesis.stop();
     nemesis_ptr = nullptr;
