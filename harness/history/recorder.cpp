@@ -76,10 +76,12 @@ void ProcessLog::append(Event event) {
   if (!file_) return;
   event.process = process_;
   event.index = 0;
-  const std::string line = to_json(event).dump();
-  if (line.compare(0, kIndexPrefix.size(), kIndexPrefix) != 0)
-    throw std::logic_error("a history line does not start with its index: " + line);
-  pending_.append(line, kIndexPrefix.size());
+  const size_t start = pending_.size();
+  append_json(pending_, event);
+  if (pending_.compare(start, kIndexPrefix.size(), kIndexPrefix) != 0)
+    throw std::logic_error("a history line does not start with its index: " +
+                           pending_.substr(start));
+  pending_.erase(start, kIndexPrefix.size());
   pending_ += '\n';
   if (pending_.size() >= kBlockBytes) flush();
 }
