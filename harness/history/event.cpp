@@ -1,5 +1,7 @@
 #include "event.h"
 
+#include <charconv>
+
 namespace locklab::history {
 
 const char* to_string(Type type) {
@@ -51,6 +53,62 @@ nlohmann::ordered_json to_json(const Event& e) {
     for (auto it = e.extra.begin(); it != e.extra.end(); ++it)
       if (!j.contains(it.key())) j[it.key()] = it.value();
   return j;
+}
+
+namespace {
+
+void append_integer(std::string& out, int64_t value) {
+  char buffer[24];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  out.append(buffer, end);
+}
+
+// A JSON string as nlohmann::json dumps it. Plain printable ASCII is copied;
+// anything else (escapes, UTF-8, invalid bytes, which throw) is left to it.
+void append_string(std::string& out, std::string_view text) {
+  for (char c : text)
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+      out += nlohmann::json(text).dump();
+      return;
+    }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+void append_field(std::string& out, std::string_view key) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+}
+
+}  // namespace
+
+void append_json(std::string& out, const Event& e) {
+  // Unknown fields may collide with known ones: to_json decides those.
+  if (e.extra.is_object() && !e.extra.empty()) {
+    out += to_json(e).dump();
+    return;
+  }
+  out += "{\"index\":";
+  append_integer(out, e.index);
+  append_field(out, "time_ns");
+  append_integer(out, e.time_ns);
+  append_field(out, "process");
+  append_string(out, e.process);
+  append_field(out, "type");
+  append_string(out, to_string(e.type));
+  append_field(out, "f");
+  append_string(out, e.f);
+  if (e.lock) append_field(out, "lock"), append_string(out, *e.lock);
+  if (e.owner) append_field(out, "owner"), append_string(out, *e.owner);
+  if (e.token) append_field(out, "token"), append_integer(out, *e.token);
+  // nlohmann::json keeps object keys sorted, as ordered_json receives them.
+  if (!e.value.is_null()) append_field(out, "value"), out += e.value.dump();
+  if (e.client_time_ns) append_field(out, "client_time_ns"), append_integer(out, *e.client_time_ns);
+  if (e.node) append_field(out, "node"), append_string(out, *e.node);
+  if (e.error) append_field(out, "error"), append_string(out, *e.error);
+  out += '}';
 }
 
 }  // namespace locklab::history

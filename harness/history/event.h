@@ -33,4 +33,9 @@ struct Event {
 // The event as one JSON object, required fields first.
 nlohmann::ordered_json to_json(const Event& event);
 
+// Appends the event's history line (no newline) to `out`: exactly
+// to_json(event).dump(), written straight into `out`, several times faster
+// (a recorder writes one per client step).
+void append_json(std::string& out, const Event& event);
+
 }  // namespace locklab::history

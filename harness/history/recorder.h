@@ -1,8 +1,11 @@
-// Records a run's history cheaply: each process appends to its own buffer
-// (no lock, no JSON on the hot path); the buffers are merged by time only
-// when the run ends.
+// Records a run's history to disk as it happens, so a run's memory does not
+// grow with its length: each process appends to its own log (no lock shared
+// with other processes), which turns each event into its history line at once
+// and spills the lines to a file of its own in blocks. When the run ends the
+// files are merged by time into the history (FORMAT.md), numbered as they go.
 #pragma once
 
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <memory>
@@ -14,34 +17,58 @@
 
 namespace locklab::history {
 
-// The events of one process, appended by one thread at a time.
+// The events of one process, appended by one thread at a time (time_ns is
+// stamped on append, so the log is in time order).
 class ProcessLog {
  public:
-  ProcessLog(std::string process, int64_t origin_ns)
-      : process_(std::move(process)), origin_ns_(origin_ns) {}
+  // Spills to `spool` (created, truncated); an empty path records nothing.
+  ProcessLog(std::string process, int64_t origin_ns, std::filesystem::path spool);
+  ~ProcessLog();
+  ProcessLog(const ProcessLog&) = delete;
+  ProcessLog& operator=(const ProcessLog&) = delete;
+
   const std::string& process() const { return process_; }
-  // Stamps time_ns (and process) and appends; returns the stored event.
-  Event& append(Event event);
-  std::vector<Event>& events() { return events_; }
+  // Stamps time_ns (and process) and records the event. Throws with the
+  // spool's path when it cannot be written.
+  void append(Event event);
+  int64_t size() const { return count_; }
 
  private:
+  friend class Recorder;
+  void flush();
+
   std::string process_;
   int64_t origin_ns_;
-  std::vector<Event> events_;
+  std::filesystem::path spool_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
+  std::string pending_;  // lines not yet written, a block at most
+  int64_t count_ = 0;
 };
 
 class Recorder {
  public:
-  // time_ns of every event counts from this moment.
-  Recorder();
+  // time_ns of every event counts from this moment. Each process's log
+  // spills to a file in `spool_dir` (which must exist); the files are
+  // removed by write_history() or, at the latest, with the recorder. An empty
+  // `spool_dir` records nothing (to measure what recording costs).
+  explicit Recorder(std::filesystem::path spool_dir);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
   // A log for `process`, valid as long as the recorder. Thread-safe.
   ProcessLog& log_for(const std::string& process);
-  // Merges every log by time (stable, ties keep process order), assigns
-  // `index`, and returns the history. Call once, after all writers stopped.
-  std::vector<Event> merge();
+
+  // Merges every log by time (ties keep the order the logs were first asked
+  // for, then the order of appends: the order of a stable sort), assigns
+  // `index`, and writes the history to `path` atomically (temp file +
+  // rename). Returns the number of events. Call once, after all writers
+  // stopped. Throws with the path on failure.
+  int64_t write_history(const std::filesystem::path& path);
 
  private:
   int64_t origin_ns_;
+  std::filesystem::path spool_dir_;
   std::mutex mu_;
   std::deque<ProcessLog> logs_;
 };

@@ -89,6 +89,13 @@ bool needs_server_clocks(const std::vector<Fault>& faults) {
   });
 }
 
+bool needs_client_links(const std::vector<Fault>& faults) {
+  return std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
+    return f.kind == FaultKind::Partition || f.kind == FaultKind::Delay ||
+           f.kind == FaultKind::Cut || f.kind == FaultKind::Failover;
+  });
+}
+
 bool moves_client_clocks(const std::vector<Fault>& faults) {
   return std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
     return f.kind == FaultKind::ClockJump || f.kind == FaultKind::ClockRate;

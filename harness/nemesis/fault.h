@@ -68,6 +68,11 @@ struct Fault {
 // True if some fault needs the servers started under the clock shim.
 bool needs_server_clocks(const std::vector<Fault>& faults);
 
+// True if some fault acts on the links between clients and servers (the
+// client × server fault proxies): partition, delay, cut, or a failover (which
+// moves clients to the new master through them).
+bool needs_client_links(const std::vector<Fault>& faults);
+
 // True if some fault moves client clocks (an adapter then needs its own clock shim).
 bool moves_client_clocks(const std::vector<Fault>& faults);
 

@@ -10,6 +10,32 @@ using history::Event;
 using history::Type;
 using nlohmann::json;
 
+namespace {
+
+// Counts the commands a client sends (its watchdog's included): what the
+// client asked of Redis, as opposed to what Redis counts (a script's own
+// calls too).
+class CountedConnection final : public Connection {
+ public:
+  CountedConnection(std::unique_ptr<Connection> inner, std::atomic<int64_t>& count)
+      : inner_(std::move(inner)), count_(count) {}
+  void send(const std::vector<std::string>& argv) override {
+    count_.fetch_add(1, std::memory_order_relaxed);
+    inner_->send(argv);
+  }
+  Reply receive() override { return inner_->receive(); }
+  Reply receive_within(std::chrono::milliseconds timeout) override {
+    return inner_->receive_within(timeout);
+  }
+  std::string describe() const override { return inner_->describe(); }
+
+ private:
+  std::unique_ptr<Connection> inner_;
+  std::atomic<int64_t>& count_;
+};
+
+}  // namespace
+
 Client::Client(std::string id, uint64_t seed, history::ProcessLog& log,
                std::function<std::unique_ptr<Lock>(LockContext)> make_lock,
                LockContext base_context, StepListener listener)
@@ -22,7 +48,8 @@ Client::Client(std::string id, uint64_t seed, history::ProcessLog& log,
   context.step = [this](std::string_view name) { lock_step(name); };
   // Every connection of the client passes its gate: a pause stops them all.
   context.connect = [this, connect = std::move(context.connect)](size_t node) {
-    return std::unique_ptr<Connection>(std::make_unique<GatedConnection>(connect(node), gate_));
+    return std::unique_ptr<Connection>(std::make_unique<CountedConnection>(
+        std::make_unique<GatedConnection>(connect(node), gate_), commands_sent_));
   };
   lock_ = make_lock(std::move(context));
   for (auto& name : lock_->steps()) lock_steps_.insert(std::move(name));

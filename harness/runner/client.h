@@ -65,6 +65,8 @@ class Client {
            const std::atomic<bool>& stop);
 
   const ClientStats& stats() const { return stats_; }
+  // Redis commands the client's connections have sent so far.
+  int64_t commands_sent() const { return commands_sent_.load(std::memory_order_relaxed); }
 
   // Set when the client stopped on an error it cannot record as an outcome
   // (e.g. an external lock adapter died or printed garbage); empty otherwise.
@@ -97,6 +99,7 @@ class Client {
   history::ProcessLog& log_;
   std::mt19937_64 rng_;
   StepListener listener_;
+  std::atomic<int64_t> commands_sent_{0};  // outlives lock_, whose connections count here
   std::unique_ptr<Lock> lock_;
   std::set<std::string, std::less<>> lock_steps_;  // lock_->steps()
   ClientStats stats_;

@@ -56,7 +56,7 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
     sentinels_ = std::make_unique<SentinelGroup>(servers_[0]->endpoint(), options);
     sentinels_->wait_until_replicas_known(size_t(shape.replicas), std::chrono::seconds(20));
   }
-  for (int c = 0; c < clients; ++c) {
+  for (int c = 0; c < clients && shape.client_links; ++c) {
     links_.emplace_back();
     for (int s = 0; s < total; ++s)
       links_.back().push_back(std::make_unique<FaultProxy>(servers_[s]->endpoint(),
@@ -92,7 +92,14 @@ Endpoint Cluster::client_endpoint(size_t client, size_t node) {
       server = node0_server_;
     }
   }
+  if (links_.empty()) return servers_.at(server)->endpoint();
   return links_.at(client).at(server)->endpoint();
+}
+
+FaultProxy& Cluster::link(size_t client, size_t server) {
+  if (links_.empty())
+    throw std::logic_error("this cluster was built without client links (no link fault asked)");
+  return *links_.at(client).at(server);
 }
 
 Endpoint Cluster::stable_endpoint(size_t client, size_t node) {

@@ -1,8 +1,11 @@
 // The Redis side of one algorithm run: the real servers a scenario's topology
 // asks for, started fresh for the run and stopped with it, and the links the
-// nemesis can break. Every client reaches every server through a fault proxy
-// of its own (client × server), and every replica replicates through one, so
-// a partition is a set of proxies turned into black holes.
+// nemesis can break. When the run's faults act on client links, every client
+// reaches every server through a fault proxy of its own (client × server), so
+// a partition is a set of proxies turned into black holes; otherwise clients
+// connect to the servers directly, as fast as the network allows (a proxy
+// hop doubles every command's round trip and costs a thread's CPU). Every
+// replica replicates through a proxy.
 #pragma once
 
 #include <memory>
@@ -29,6 +32,7 @@ struct ClusterShape {
   int sentinels = 0;
   bool persistence = false;
   bool server_clocks = false;  // start servers under the clock shim
+  bool client_links = true;    // a fault proxy per client × server (else direct)
 };
 ClusterShape shape_for(const std::string& algorithm, const Topology& topology);
 
@@ -48,15 +52,16 @@ class Cluster final : public FaultTargets {
     return clocks_.empty() ? nullptr : clocks_.at(i).get();
   }
   FaultProxy& replication_link(size_t replica) override { return *replication_links_.at(replica); }
-  FaultProxy& link(size_t client, size_t server) override { return *links_.at(client).at(server); }
+  // Throws std::logic_error when the cluster was built without client links.
+  FaultProxy& link(size_t client, size_t server) override;
   bool has_sentinels() const override { return sentinels_ != nullptr; }
   size_t await_sentinel_failover(const Endpoint& old_master,
                                  std::chrono::milliseconds timeout) override;
   SentinelGroup* sentinels() { return sentinels_.get(); }
 
   // Where client `client` sends traffic for lock node `node` right now: its
-  // proxy to that master, or, for node 0 after a failover, to whichever
-  // server is master now (asked of Sentinel, like a real client would).
+  // proxy to that master (or the master itself, without client links), or, for node 0 after a
+  // failover, to whichever server is master now (asked of Sentinel, like a real client would).
   Endpoint client_endpoint(size_t client, size_t node);
 
   // An address for node `node` that stays valid for the whole run, for a

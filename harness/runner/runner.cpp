@@ -98,7 +98,8 @@ const Expectation& expectation_of(const Scenario& scenario, const std::string& a
 }
 
 RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
-                        const std::filesystem::path& out_dir, const ExternalLock* external) {
+                        const std::filesystem::path& out_dir, const ExternalLock* external,
+                        RunProbe* probe) {
   const AdapterConfig* adapter = external ? &external->adapter : nullptr;
   RunResult run;
   run.algorithm = algorithm;
@@ -113,6 +114,9 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
                                scenario.topology.sentinels, scenario.topology.persistence}
                 : shape_for(algorithm, scenario.topology);
     shape.server_clocks = needs_server_clocks(scenario.faults);
+    // An adapter is handed stable addresses (relays in front of the links).
+    shape.client_links =
+        adapter || needs_client_links(scenario.faults) || (probe && probe->client_links);
     // The faults of this run: those meant for the algorithm, or for the one
     // an external lock stands in for.
     Schedule schedule(scenario.faults,
@@ -126,7 +130,9 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
       }
     std::filesystem::create_directories(out_dir / algorithm);
     Cluster cluster(shape, scenario.clients, seed);
-    history::Recorder recorder;
+    const bool record = !probe || probe->record_history;
+    // The history goes to disk as it happens, beside where it ends up.
+    history::Recorder recorder(record ? out_dir / algorithm : std::filesystem::path());
     ProtectedResource resource(scenario.workload.fencing);
     // Clients exist before the nemesis (it needs their gates and clocks), so
     // their steps reach it through this pointer once it is there.
@@ -181,13 +187,23 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
     nemesis_ptr = &nemesis;
     nemesis.start();
 
+    if (probe && probe->started) probe->started(cluster);
     std::atomic<bool> stop{false};
     const int64_t deadline = monotonic_ns() + scenario.duration_ms * 1'000'000;
+    std::vector<Workload> workloads(clients.size(), scenario.workload);
+    if (scenario.workload.lock_per_client)
+      for (size_t i = 0; i < workloads.size(); ++i)
+        workloads[i].locks = {scenario.workload.locks[i % scenario.workload.locks.size()]};
     std::vector<std::thread> threads;
-    for (auto& client : clients)
-      threads.emplace_back(
-          [&, c = client.get()] { c->run(scenario.workload, resource, deadline, stop); });
+    for (size_t i = 0; i < clients.size(); ++i)
+      threads.emplace_back([&, c = clients[i].get(), &workload = workloads[i]] {
+        c->run(workload, resource, deadline, stop);
+      });
     for (auto& t : threads) t.join();
+    if (probe) {
+      for (auto& c : clients) probe->commands += c->commands_sent();
+      if (probe->finished) probe->finished(cluster);
+    }
     nemesis.stop();
     nemesis_ptr = nullptr;
     for (auto& c : clients)
@@ -195,12 +211,14 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
     run.faults = fault_firings(schedule, nemesis.outcomes());
     for (const auto& firing : run.faults) run.exercised = run.exercised && firing.fired;
 
-    std::vector<history::Event> events = recorder.merge();
-    std::filesystem::create_directories(out_dir / algorithm);
-    history::write_jsonl(events, out_dir / algorithm / "history.jsonl");
-
-    run.check = Check::of(checkers::check_events(events));
     RunStats stats;
+    if (record) {
+      // Checked from the file, streaming: memory stays flat however long the run.
+      const auto history_file = out_dir / algorithm / "history.jsonl";
+      stats.events = recorder.write_history(history_file);
+      run.check = Check::of(checkers::check_file(history_file));
+      run.verdict = run.check->verdict;
+    }
     for (auto& c : clients) {
       const ClientStats& s = c->stats();
       stats.acquires_ok += s.acquires_ok, stats.acquires_failed += s.acquires_failed;
@@ -208,9 +226,7 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
       stats.writes_rejected += s.writes_rejected, stats.lost += s.lost;
     }
     stats.counters = resource.counters();
-    stats.events = int64_t(events.size());
     run.stats = stats;
-    run.verdict = run.check->verdict;
   } catch (const std::exception& e) {
     run.verdict = "unknown";
     run.error = e.what();

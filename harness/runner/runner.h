@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -49,11 +50,23 @@ ScenarioResults results_of(const Scenario& scenario, uint64_t seed, std::vector<
 // exit_status() (results.h) gives the exit status the document calls for.
 ScenarioResults run_scenario(const Scenario& scenario, const RunOptions& options);
 
+class Cluster;
+
+// What a benchmark needs of one run: the servers while the clients run, and
+// a run that records nothing, to measure what recording costs.
+struct RunProbe {
+  bool record_history = true;  // false: no history is recorded, written or checked
+  bool client_links = false;   // true: clients go through fault proxies even with no link fault
+  std::function<void(Cluster&)> started;   // before the clients start
+  std::function<void(Cluster&)> finished;  // after they stopped, the servers still up
+  int64_t commands = 0;                    // out: Redis commands the clients sent
+};
+
 // One algorithm's run, an entry of results.json's "runs", with its outcome
 // decided (decide_outcome). With `external`, the lock is that adapter
 // program and `algorithm` only names it.
 RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
                         const std::filesystem::path& out_dir,
-                        const ExternalLock* external = nullptr);
+                        const ExternalLock* external = nullptr, RunProbe* probe = nullptr);
 
 }  // namespace locklab

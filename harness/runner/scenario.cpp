@@ -372,6 +372,7 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
     wl.fencing = f.boolean("fencing", wl.fencing);
     wl.stop_on_renewal_failure = f.boolean("stop_on_renewal_failure", wl.stop_on_renewal_failure);
     wl.reentry = f.integer("reentry", wl.reentry, 1, 100);
+    wl.lock_per_client = f.boolean("lock_per_client", wl.lock_per_client);
     if (const json* p = f.get("params")) {
       Fields pf(*p, "workload.params", file);
       for (auto it = p->begin(); it != p->end(); ++it)

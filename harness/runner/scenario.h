@@ -39,6 +39,10 @@ struct Workload {
   // the lock `reentry` times, gives back the inner levels, then works at the
   // outer one. Locks that do not nest take it once.
   int64_t reentry = 1;
+  // Client i (c1 is 0) always takes locks[i % locks.size()], instead of one
+  // picked at random: with as many locks as clients, nobody waits for another
+  // (a throughput measurement, not a contention story).
+  bool lock_per_client = false;
   std::map<std::string, int64_t> params;  // algorithm parameters (e.g. "replicas")
 };
 

@@ -1,0 +1,327 @@
+// How fast the lab drives locks, against what the same Redis server can do
+// in the same run, and what a run costs in memory:
+//
+//   lock_bench throughput [--algorithms a,b] [--clients 1,8,32,64] [--seconds S] [--json FILE]
+//       Each algorithm on a fresh cluster of real redis-servers (one node;
+//       redlock five), N clients in acquire/release loops on a lock each, no
+//       work, no think time; the Redis commands the clients sent per second
+//       (counted as they send them; a server would count a script's own calls
+//       too). Then, against the same server and with the
+//       same N, redis-benchmark doing what a set-nx-px operation does: SET
+//       key value NX PX, and EVALSHA of the lab's release script. The ratio
+//       is lab / redis-benchmark, the two commands mixed one to one.
+//   lock_bench recording [--clients N] [--seconds S] [--rounds R] [--json FILE]
+//       set-nx-px with the history recorded, and with nothing recorded,
+//       alternately; the overhead is 1 - recorded / not recorded
+//       (acquisitions per second, best round of each).
+//   lock_bench memory --seconds S [--clients N] [--json FILE]
+//       One recorded run of set-nx-px: its events and the process's peak
+//       resident memory (run it in a fresh process per length).
+//
+// A benchmark, not a test: nothing here asserts on time. Every server is
+// started here on a free loopback port and stopped with its run.
+#include <sys/resource.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cluster.h"
+#include "compare_and_delete_text.h"
+#include "hiredis_connection.h"
+#include "lock.h"
+#include "process.h"
+#include "runner.h"
+#include "temp_dir.h"
+
+namespace {
+
+using nlohmann::json;
+using namespace locklab;
+
+struct Options {
+  std::vector<std::string> algorithms;
+  std::vector<int> clients = {1, 8, 32, 64};
+  double seconds = 3;
+  int rounds = 3;
+  std::string json_file;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+Scenario loop_scenario(const std::string& algorithm, int clients, double seconds) {
+  Scenario s;
+  s.name = "lock-loop";
+  s.clients = clients;
+  s.duration_ms = int64_t(seconds * 1000);
+  s.algorithms = {algorithm};
+  s.workload.locks.clear();
+  for (int i = 1; i <= clients; ++i) s.workload.locks.push_back("bench-lock-" + std::to_string(i));
+  s.workload.lock_per_client = true;
+  s.workload.ttl_ms = 10'000;
+  s.workload.wait_ms = 1000;
+  s.workload.work_ms = 0;
+  s.workload.think_ms = 0;
+  s.workload.ops_per_client = 10'000'000;
+  return s;
+}
+
+// redis-benchmark's requests per second for `command` with `clients`
+// connections, about `seconds` long, read from its CSV output.
+double redis_benchmark(const Endpoint& server, int clients, const std::vector<std::string>& command,
+                       double expected_rate, double seconds, const std::filesystem::path& dir) {
+  const int64_t requests = std::max<int64_t>(5000, int64_t(expected_rate * seconds));
+  const auto output = dir / "redis-benchmark.csv";
+  ProcessSpec spec;
+  spec.argv = {"redis-benchmark",
+               "-h",
+               server.host,
+               "-p",
+               std::to_string(server.port),
+               "-c",
+               std::to_string(clients),
+               "-n",
+               std::to_string(requests),
+               "-r",
+               "1000000",
+               "--csv"};
+  spec.argv.insert(spec.argv.end(), command.begin(), command.end());
+  spec.output = output;
+  ChildProcess child(spec);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  std::optional<int> status;
+  while (!(status = child.poll())) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("redis-benchmark ran longer than 120 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::ifstream in(output);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The last line: "test","rps","avg_latency_ms",… → "<command>","<rps>",…
+  auto end = text.find_last_not_of("\r\n");
+  auto start = text.rfind('\n', end);
+  std::string line = text.substr(start == std::string::npos ? 0 : start + 1);
+  auto q1 = line.find("\",\"");
+  if (*status != 0 || q1 == std::string::npos)
+    throw std::runtime_error("redis-benchmark failed (status " + std::to_string(*status) +
+                             "): " + text.substr(0, 300));
+  return std::stod(line.substr(q1 + 3));
+}
+
+struct LoopResult {
+  double seconds = 0;
+  int64_t commands = 0;
+  int64_t acquisitions = 0;
+  int64_t events = 0;
+  double baseline_commands_per_s = 0;  // redis-benchmark's, 0 when not measured
+  double set_per_s = 0, evalsha_per_s = 0;
+};
+
+LoopResult run_loop(const std::string& algorithm, int clients, double seconds, bool record,
+                    bool baseline, bool proxied = false) {
+  Scenario scenario = loop_scenario(algorithm, clients, seconds);
+  TempDir dir("locklab-bench");
+  LoopResult result;
+  std::chrono::steady_clock::time_point started;
+  RunProbe probe;
+  probe.record_history = record;
+  probe.client_links = proxied;
+  probe.started = [&](Cluster&) { started = std::chrono::steady_clock::now(); };
+  probe.finished = [&](Cluster& cluster) {
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    result.commands = probe.commands;
+    if (!baseline) return;
+    const Endpoint server = cluster.server(0).endpoint();
+    HiredisConnection connection(server);
+    const std::string sha =
+        connection.command({"SCRIPT", "LOAD", std::string(scripts::compare_and_delete)}).str;
+    const std::string value(32, 'v');  // about the size of a lab owner value
+    const double guess = double(result.commands) / std::max(result.seconds, 0.001);
+    result.set_per_s =
+        redis_benchmark(server, clients, {"SET", "bench:__rand_int__", value, "NX", "PX", "10000"},
+                        guess, seconds / 2, dir.path());
+    result.evalsha_per_s =
+        redis_benchmark(server, clients, {"EVALSHA", sha, "1", "bench:__rand_int__", value}, guess,
+                        seconds / 2, dir.path());
+    // One of each per lock operation: the mix takes the sum of their times.
+    result.baseline_commands_per_s = 2 / (1 / result.set_per_s + 1 / result.evalsha_per_s);
+  };
+  RunResult run = run_algorithm(scenario, algorithm, 1, dir.path(), nullptr, &probe);
+  if (run.error) throw std::runtime_error(algorithm + ": " + *run.error);
+  if (record && run.verdict != "safe")
+    throw std::runtime_error(algorithm + ": the benchmark's run was " + run.verdict);
+  if (run.stats) {
+    result.acquisitions = run.stats->acquires_ok;
+    result.events = run.stats->events;
+  }
+  return result;
+}
+
+void write_json(const Options& options, const json& document) {
+  std::cout << std::flush;
+  if (options.json_file.empty()) return;
+  std::ofstream out(options.json_file);
+  out << document.dump(2) << "\n";
+  if (!out) throw std::runtime_error("cannot write " + options.json_file);
+}
+
+int throughput(const Options& options) {
+  std::vector<std::string> algorithms = options.algorithms;
+  if (algorithms.empty())
+    for (const auto& info : locklab::algorithms()) algorithms.push_back(info.id);
+  // set-nx-px first: redlock's acquisitions are compared with its.
+  std::stable_partition(algorithms.begin(), algorithms.end(),
+                        [](const std::string& a) { return a == "set-nx-px"; });
+  json rows = json::array();
+  std::map<int, double> single_node_acquisitions;  // set-nx-px, per client count
+  std::printf("%-26s %7s %12s %14s %7s %12s\n", "algorithm", "clients", "lab cmd/s", "bench cmd/s",
+              "ratio", "acquires/s");
+  for (const auto& algorithm : algorithms)
+    for (int clients : options.clients) {
+      LoopResult r = run_loop(algorithm, clients, options.seconds, true, true);
+      const double lab = double(r.commands) / r.seconds;
+      const double acquisitions = double(r.acquisitions) / r.seconds;
+      if (algorithm == "set-nx-px") single_node_acquisitions[clients] = acquisitions;
+      json row = {{"algorithm", algorithm},
+                  {"clients", clients},
+                  {"lab_commands_per_s", std::round(lab)},
+                  {"redis_benchmark_commands_per_s", std::round(r.baseline_commands_per_s)},
+                  {"redis_benchmark_set_nx_px_per_s", std::round(r.set_per_s)},
+                  {"redis_benchmark_evalsha_per_s", std::round(r.evalsha_per_s)},
+                  {"ratio", std::round(lab / r.baseline_commands_per_s * 1000) / 1000},
+                  {"acquisitions_per_s", std::round(acquisitions)},
+                  {"seconds", r.seconds}};
+      if (algorithm == "set-nx-px") {
+        // What a run with link faults costs: every command crosses a fault proxy.
+        LoopResult p = run_loop(algorithm, clients, options.seconds, true, false, true);
+        const double proxied = double(p.commands) / p.seconds;
+        row["via_fault_proxies_commands_per_s"] = std::round(proxied);
+        row["via_fault_proxies_ratio"] =
+            std::round(proxied / r.baseline_commands_per_s * 1000) / 1000;
+      }
+      if (algorithm == "redlock" && single_node_acquisitions.count(clients))
+        row["acquisitions_vs_single_node"] =
+            std::round(acquisitions / single_node_acquisitions[clients] * 1000) / 1000;
+      std::printf("%-26s %7d %12.0f %14.0f %7.2f %12.0f", algorithm.c_str(), clients, lab,
+                  r.baseline_commands_per_s, lab / r.baseline_commands_per_s, acquisitions);
+      if (row.contains("via_fault_proxies_ratio"))
+        std::printf("   (via fault proxies: %.0f cmd/s, ratio %.2f)",
+                    row["via_fault_proxies_commands_per_s"].get<double>(),
+                    row["via_fault_proxies_ratio"].get<double>());
+      if (row.contains("acquisitions_vs_single_node"))
+        std::printf("   (%.2f of set-nx-px's acquisitions/s)",
+                    row["acquisitions_vs_single_node"].get<double>());
+      std::printf("\n");
+      std::fflush(stdout);
+      rows.push_back(row);
+    }
+  write_json(options, {{"lock_throughput", rows}});
+  return 0;
+}
+
+int recording(const Options& options) {
+  const int clients = options.clients.empty() ? 32 : options.clients.front();
+  std::vector<double> recorded, bare;
+  for (int round = 0; round < options.rounds; ++round)
+    for (bool record : {true, false}) {
+      LoopResult r = run_loop("set-nx-px", clients, options.seconds, record, false);
+      (record ? recorded : bare).push_back(double(r.acquisitions) / r.seconds);
+      std::printf("round %d %-13s %10.0f acquisitions/s\n", round + 1,
+                  record ? "recorded" : "not recorded", (record ? recorded : bare).back());
+      std::fflush(stdout);
+    }
+  const double best_recorded = *std::max_element(recorded.begin(), recorded.end());
+  const double best_bare = *std::max_element(bare.begin(), bare.end());
+  const double overhead = 1 - best_recorded / best_bare;
+  std::printf("set-nx-px, %d clients: recorded %.0f/s, not recorded %.0f/s, overhead %.1f %%\n",
+              clients, best_recorded, best_bare, overhead * 100);
+  write_json(options, {{"recording_overhead", std::round(overhead * 1000) / 1000},
+                       {"recording",
+                        {{"algorithm", "set-nx-px"},
+                         {"clients", clients},
+                         {"recorded_acquisitions_per_s", recorded},
+                         {"not_recorded_acquisitions_per_s", bare}}}});
+  return 0;
+}
+
+double peak_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+}
+
+int memory(const Options& options) {
+  const int clients = options.clients.empty() ? 8 : options.clients.front();
+  LoopResult r = run_loop("set-nx-px", clients, options.seconds, true, false);
+  const double rss = peak_rss_mb();
+  const double millions = double(r.events) / 1e6;
+  std::printf(
+      "set-nx-px, %d clients, %.0f s: %lld events, peak RSS %.1f MB (%.1f MB per million events)\n",
+      clients, r.seconds, (long long)r.events, rss, rss / millions);
+  write_json(options, {{"seconds", r.seconds},
+                       {"clients", clients},
+                       {"events", r.events},
+                       {"peak_rss_mb", std::round(rss * 10) / 10},
+                       {"peak_rss_mb_per_million_events", std::round(rss / millions * 10) / 10}});
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  install_termination_cleanup();
+  if (argc < 2) {
+    std::cerr << "usage: lock_bench throughput|recording|memory [options]\n";
+    return 2;
+  }
+  const std::string command = argv[1];
+  Options options;
+  bool clients_given = false;
+  try {
+    for (int i = 2; i < argc; ++i) {
+      const std::string flag = argv[i];
+      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+      const std::string value = argv[++i];
+      if (flag == "--algorithms") {
+        options.algorithms = split(value);
+      } else if (flag == "--clients") {
+        options.clients.clear();
+        for (const auto& c : split(value)) options.clients.push_back(std::stoi(c));
+        clients_given = true;
+      } else if (flag == "--seconds") {
+        options.seconds = std::stod(value);
+      } else if (flag == "--rounds") {
+        options.rounds = std::stoi(value);
+      } else if (flag == "--json") {
+        options.json_file = value;
+      } else {
+        throw std::invalid_argument("unknown option " + flag);
+      }
+    }
+    if (!clients_given && command != "throughput") options.clients.clear();
+    if (command == "throughput") return throughput(options);
+    if (command == "recording") return recording(options);
+    if (command == "memory") return memory(options);
+    std::cerr << "lock_bench: unknown command " << command << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "lock_bench " << command << ": " << e.what() << "\n";
+    return 2;
+  }
+}

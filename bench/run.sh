@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Runs every benchmark and writes their figures to bench/results/latest.json
+# (docs/PERFORMANCE.md says what each one means). About 8 minutes on a
+# 2-core machine; every server it needs is started and stopped by the
+# benchmarks themselves, on loopback.
+#
+#   bash bench/run.sh [--suite-results DIR] [--quick]
+#
+# --suite-results DIR  also report a suite run's wall time, total and per
+#                      scenario, from DIR/results.json (a run that already
+#                      happened: `locklab suite scenarios --jobs 2 --out DIR`)
+# --quick              shorter runs, fewer client counts (a smoke run)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build="$here/build"
+out_dir="$here/bench/results"
+suite_results=""
+quick=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --suite-results) suite_results=${2:?--suite-results needs a directory}; shift 2 ;;
+    --quick) quick=1; shift ;;
+    *) echo "usage: bench/run.sh [--suite-results DIR] [--quick]" >&2; exit 2 ;;
+  esac
+done
+if [[ -n "$suite_results" && ! -f "$suite_results/results.json" ]]; then
+  echo "bench/run.sh: $suite_results/results.json does not exist" >&2
+  exit 2
+fi
+for tool in redis-server redis-benchmark python3; do
+  command -v "$tool" >/dev/null || {
+    echo "bench/run.sh: $tool is missing (bash harness/scripts/lab.sh setup installs it)" >&2
+    exit 2
+  }
+done
+
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O2 >/dev/null
+fi
+cmake --build "$build" -j "$(nproc)" --target lock_bench checkers_bench
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/locklab-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out_dir"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+seconds=3 clients=1,8,32,64 long=30 events=10000000
+if [[ $quick -eq 1 ]]; then seconds=1 clients=1,32 long=6 events=1000000; fi
+
+echo "== lock throughput against redis-benchmark (each algorithm, clients $clients)"
+"$build/bench/lock_bench" throughput --clients "$clients" --seconds "$seconds" \
+  --json "$work/throughput.json"
+echo "== recording overhead"
+"$build/bench/lock_bench" recording --clients 32 --seconds "$seconds" --rounds 3 \
+  --json "$work/recording.json"
+echo "== memory of a run, short and long (a fresh process each)"
+"$build/bench/lock_bench" memory --clients 8 --seconds 5 --json "$work/memory-short.json"
+"$build/bench/lock_bench" memory --clients 8 --seconds "$long" --json "$work/memory-long.json"
+echo "== checkers"
+"$build/bench/checkers_bench" --events="$events" --benchmark_out="$work/checkers.json" \
+  --benchmark_out_format=json
+
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+redis_version=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
+python3 - "$work" "$out_dir/latest.json" "$suite_results" "$started" "$(nproc)" \
+  "$redis_version" "$load_before" "$load_after" <<'PY'
+import json, os, sys
+work, out, suite_dir, started, cores, redis, load_before, load_after = sys.argv[1:]
+read = lambda name: json.load(open(os.path.join(work, name)))
+doc = {"date": started, "cores": int(cores), "redis_version": redis,
+       "load_average_before": load_before, "load_average_after": load_after}
+doc.update(read("throughput.json"))
+doc.update(read("recording.json"))
+memory = [read("memory-short.json"), read("memory-long.json")]
+doc["memory_runs"] = memory
+doc["run_peak_rss_mb_per_million_events"] = memory[-1]["peak_rss_mb_per_million_events"]
+doc["run_peak_rss_mb"] = max(m["peak_rss_mb"] for m in memory)
+for b in read("checkers.json")["benchmarks"]:
+    if b["name"].startswith("check_file"):
+        doc["checker_events_per_s"] = round(b["per_s_wall"])
+        doc["checker_peak_rss_mb"] = b.get("peak_rss_MB")
+doc["checkers_bench"] = {b["name"]: {k: v for k, v in b.items()
+                                     if k in ("per_s_wall", "per_s_cpu", "items", "peak_rss_MB")}
+                         for b in read("checkers.json")["benchmarks"]}
+doc["suite_seconds"] = None
+if suite_dir:
+    suite = json.load(open(os.path.join(suite_dir, "results.json")))
+    per = {}
+    for cell in suite.get("cells", []):
+        per[cell["scenario"]] = round(per.get(cell["scenario"], 0) + cell.get("seconds", 0), 2)
+    doc["suite_seconds"] = suite.get("seconds")
+    doc["suite_jobs"] = suite.get("options", {}).get("jobs")
+    doc["suite_started_at"] = suite.get("started_at")
+    doc["suite_scenario_seconds"] = per
+with open(out + ".partial", "w") as f:
+    json.dump(doc, f, indent=2)
+    f.write("\n")
+os.replace(out + ".partial", out)
+print(f"wrote {out}")
+PY
