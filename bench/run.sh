@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark and writes their figures to bench/results/latest.json
-# (docs/PERFORMANCE.md says what each one means). About 8 minutes on a
+# (docs/PERFORMANCE.md says what each one means). About 9 minutes on a
 # 2-core machine; every server it needs is started and stopped by the
 # benchmarks themselves, on loopback.
 #
@@ -38,15 +38,15 @@ done
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O2 >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target lock_bench checkers_bench
+cmake --build "$build" -j "$(nproc)" --target lock_bench checkers_bench locklab
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/locklab-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out_dir"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-seconds=3 clients=1,8,32,64 long=30 events=10000000
-if [[ $quick -eq 1 ]]; then seconds=1 clients=1,32 long=6 events=1000000; fi
+seconds=3 clients=1,8,32,64 long=30 events=10000000 explore=(--minutes 2)
+if [[ $quick -eq 1 ]]; then seconds=1 clients=1,32 long=6 events=1000000 explore=(--runs 6); fi
 
 echo "== lock throughput against redis-benchmark (each algorithm, clients $clients)"
 "$build/bench/lock_bench" throughput --clients "$clients" --seconds "$seconds" \
@@ -60,6 +60,16 @@ echo "== memory of a run, short and long (a fresh process each)"
 echo "== checkers"
 "$build/bench/checkers_bench" --events="$events" --benchmark_out="$work/checkers.json" \
   --benchmark_out_format=json
+
+echo "== explore: generated runs per minute (set-nx-px, every fault kind, 2 at a time)"
+# Exit 1 only says it found violations; 2 is a failure.
+status=0
+"$build/locklab" explore set-nx-px "${explore[@]}" --jobs 2 --seed 1 --shrink-candidates 0 \
+  --confirm-runs 1 --out "$work/explore" 2>"$work/explore.log" || status=$?
+if [[ $status -gt 1 ]]; then
+  cat "$work/explore.log" >&2
+  exit "$status"
+fi
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 redis_version=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
@@ -83,6 +93,10 @@ for b in read("checkers.json")["benchmarks"]:
 doc["checkers_bench"] = {b["name"]: {k: v for k, v in b.items()
                                      if k in ("per_s_wall", "per_s_cpu", "items", "peak_rss_MB")}
                          for b in read("checkers.json")["benchmarks"]}
+explore = read("explore/explore.json")
+doc["explore_runs_per_minute"] = explore["runs_per_minute"]
+doc["explore"] = {k: explore[k] for k in ("runs_total", "explore_seconds", "runs_per_minute")}
+doc["explore"]["jobs"] = explore["options"]["jobs"]
 doc["suite_seconds"] = None
 if suite_dir:
     suite = json.load(open(os.path.join(suite_dir, "results.json")))

@@ -431,7 +431,7 @@ json scenario_to_json(const Scenario& s) {
       {"wait_ms", w.wait_ms},   {"work_ms", w.work_ms},
       {"think_ms", w.think_ms}, {"ops_per_client", w.ops_per_client},
       {"fencing", w.fencing},   {"stop_on_renewal_failure", w.stop_on_renewal_failure},
-      {"reentry", w.reentry}};
+      {"reentry", w.reentry},   {"lock_per_client", w.lock_per_client}};
   if (!w.params.empty()) doc["workload"]["params"] = w.params;
   doc["duration_ms"] = s.duration_ms;
   doc["seed"] = s.seed;

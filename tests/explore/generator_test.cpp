@@ -42,7 +42,8 @@ TEST(ScenarioFile, KeepsEveryFieldItWasGiven) {
   const Scenario s = parse_scenario(json::parse(R"({"name": "x", "clients": 3,
       "topology": {"replicas": 1, "sentinels": 3, "persistence": true},
       "workload": {"locks": ["A", "B"], "ttl_ms": 700, "wait_ms": 10, "work_ms": 3, "think_ms": 0,
-                   "ops_per_client": 9, "fencing": true, "reentry": 2, "params": {"replicas": 1}},
+                   "ops_per_client": 9, "fencing": true, "reentry": 2, "params": {"replicas": 1},
+                   "lock_per_client": true},
       "duration_ms": 900, "seed": 77, "algorithms": ["redisson-hash", "set-nx-px"],
       "faults": [{"kind": "clock-rate", "at_ms": 5, "clients": ["c2"], "duration_ms": 50, "rate": 2.5},
                  {"kind": "partition", "when": {"client": "c3", "step": "acquired", "nth": 2},
@@ -53,6 +54,7 @@ TEST(ScenarioFile, KeepsEveryFieldItWasGiven) {
                                     "x.json");
   const json j = scenario_to_json(s);
   EXPECT_EQ(j["workload"]["params"]["replicas"], 1);
+  EXPECT_EQ(j["workload"]["lock_per_client"], true);
   EXPECT_EQ(j["faults"][0]["rate"], 2.5);
   EXPECT_EQ(j["faults"][0]["clients"], json({"c2"}));
   EXPECT_EQ(j["faults"][1]["when"]["nth"], 2);
