@@ -20,6 +20,7 @@ Action add_suite_command(CLI::App& parent);
 Action add_sweep_command(CLI::App& parent);
 Action add_explore_command(CLI::App& parent);
 Action add_report_command(CLI::App& parent);
+Action add_merge_command(CLI::App& parent);
 
 constexpr int kUsageError = 2;
 

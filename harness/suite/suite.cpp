@@ -92,7 +92,7 @@ class Execution {
       }
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      run.seconds = seconds;
+      if (!run.seconds) run.seconds = seconds;  // a merge keeps the time the shard measured
       if (runs_per_cell > 1) {
         run.run = cell.run;
         const std::string history =

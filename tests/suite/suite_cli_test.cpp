@@ -160,6 +160,81 @@ TEST_F(SuiteCli, ShardTwoOfTwoRunsOnlyItsHalf) {
   EXPECT_EQ(xml["tests"], "2");
 }
 
+// What a suite's results.json says about its cells, without what differs
+// between any two runs (times, the command line, shard and jobs options).
+json comparable(json results) {
+  for (const char* field : {"started_at", "seconds", "invocation"}) results.erase(field);
+  results["options"].erase("shard");
+  results["options"].erase("jobs");
+  for (auto& cell : results["cells"]) cell.erase("seconds");
+  return results;
+}
+
+TEST_F(SuiteCli, MergedShardsAreWhatOneUnshardedRunWrites) {
+  write_json(suite / "calm.json", calm_scenario());
+  write_json(suite / "pause.json", pause_scenario());
+  json third = calm_scenario();
+  third["name"] = "also-calm";
+  third["algorithms"] = {"set-nx-px", "fenced"};
+  write_json(suite / "also-calm.json", third);
+  // 3 scenarios × their algorithms × 2 runs = 8 cells over 3 shards.
+  const std::string common = suite.string() + " --runs 2 --jobs 2";
+  Outcome whole = locklab("suite " + common + " --out " + (dir.path() / "whole").string() +
+                          " --junit " + (dir.path() / "whole.xml").string());
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  std::string shards;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string shard_dir = (dir.path() / ("shard-" + std::to_string(i))).string();
+    Outcome o =
+        locklab("suite " + common + " --shard " + std::to_string(i) + "/3 --out " + shard_dir);
+    ASSERT_EQ(o.status, 0) << o.err;
+    shards += " " + shard_dir;
+  }
+  Outcome merged = locklab("merge" + shards + " --out " + (dir.path() / "merged").string() +
+                           " --junit " + (dir.path() / "merged.xml").string());
+  ASSERT_EQ(merged.status, 0) << merged.err;
+
+  const json a = read_json(dir.path() / "whole" / "results.json");
+  const json b = read_json(dir.path() / "merged" / "results.json");
+  EXPECT_EQ(b["options"]["shard"], "1/1");
+  EXPECT_EQ(comparable(a), comparable(b));
+  // Every scenario directory: the same runs, histories where they say.
+  for (const char* scenario : {"calm", "pause", "also-calm"}) {
+    json runs_a = read_json(dir.path() / "whole" / scenario / "results.json")["runs"];
+    json runs_b = read_json(dir.path() / "merged" / scenario / "results.json")["runs"];
+    ASSERT_EQ(runs_a.size(), runs_b.size()) << scenario;
+    for (size_t i = 0; i < runs_a.size(); ++i) {
+      for (const char* field : {"algorithm", "seed", "run", "verdict", "outcome", "history"})
+        EXPECT_EQ(runs_a[i][field], runs_b[i][field]) << scenario << " run " << i << " " << field;
+      EXPECT_TRUE(
+          fs::exists(dir.path() / "merged" / scenario / runs_b[i]["history"].get<std::string>()))
+          << runs_b[i]["history"];
+    }
+  }
+  EXPECT_TRUE(fs::exists(dir.path() / "merged" / "index.html"));
+  EXPECT_TRUE(fs::exists(dir.path() / "merged" / "pause" / "report.html"));
+  json xml_a = parse_junit(dir.path() / "whole.xml"),
+       xml_b = parse_junit(dir.path() / "merged.xml");
+  ASSERT_FALSE(xml_b.is_null());
+  EXPECT_EQ(xml_a["tests"], xml_b["tests"]);
+  EXPECT_EQ(xml_a["suites"].size(), xml_b["suites"].size());
+
+  // Shards that are not the whole of one run are refused, in one line.
+  Outcome missing =
+      locklab("merge " + (dir.path() / "shard-1").string() + " " +
+              (dir.path() / "shard-3").string() + " --out " + (dir.path() / "bad").string());
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("shard 2/3 is missing"), std::string::npos) << missing.err;
+  Outcome twice =
+      locklab("merge " + (dir.path() / "shard-1").string() + " " +
+              (dir.path() / "shard-1").string() + " --out " + (dir.path() / "bad").string());
+  EXPECT_NE(twice.err.find("given twice"), std::string::npos) << twice.err;
+  Outcome not_suite =
+      locklab("merge " + suite.string() + " --out " + (dir.path() / "bad").string());
+  EXPECT_EQ(not_suite.status, 2);
+  EXPECT_NE(not_suite.err.find("results.json"), std::string::npos) << not_suite.err;
+}
+
 TEST_F(SuiteCli, BadScenarioFileExitsTwoNamingItBeforeAnythingRuns) {
   write_json(suite / "calm.json", calm_scenario());
   std::ofstream(suite / "broken.json") << "{\"name\": \"broken\",\n  \"clients\": 3,,\n}";
