@@ -14,7 +14,7 @@ packages=(
   libsimdjson-dev libbenchmark-dev
   redis-server redis-sentinel redis-tools
   clang libclang-rt-14-dev clang-format
-  python3 python3-redis
+  python3 python3-redis python3-yaml
   chromium  # the report tests load the reports in headless Chromium
 )
 

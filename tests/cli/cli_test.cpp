@@ -128,7 +128,7 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
 }
 
 TEST(Cli, EveryCommandHasHelp) {
-  for (std::string command : {"", "run ", "check ", "list ", "report "}) {
+  for (std::string command : {"", "run ", "check ", "list ", "report ", "explore ", "merge "}) {
     Outcome o = locklab(command + "--help");
     EXPECT_EQ(o.status, 0) << command;
     EXPECT_NE(o.out.find("Usage"), std::string::npos) << command << o.out;
