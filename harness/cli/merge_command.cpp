@@ -1,8 +1,10 @@
 // `locklab merge DIR… --out DIR`: the outputs of a suite's shards made into
-// what one unsharded run would have written (harness/suite/merge.h).
+// what one unsharded run would have written (harness/suite/merge.h), or the
+// explorations of an explore's shards made into one (harness/explore/explore.h).
 #include <iostream>
 
 #include "commands.h"
+#include "explore.h"
 #include "merge.h"
 #include "summary.h"
 
@@ -15,17 +17,27 @@ Action add_merge_command(CLI::App& parent) {
   };
   auto options = std::make_shared<Options>();
   auto* merge = parent.add_subcommand(
-      "merge", "Merge the outputs of a suite's shards (suite --shard I/N) into one suite's output");
+      "merge",
+      "Merge the outputs of a suite's shards (suite --shard I/N), or of an exploration's "
+      "(explore --shard I/N), into one");
   merge->add_option("dirs", options->dirs, "The shards' output directories, every shard once")
       ->required();
   merge->add_option("--out,-o", options->out_dir, "Output directory of the merged suite")
       ->required();
-  merge->add_option("--junit", options->junit, "Also write the merged JUnit XML here");
+  merge->add_option("--junit", options->junit, "Suites: also write the merged JUnit XML here");
   merge->footer(
       "The scenario files the shards ran must be readable (as given, or relative to the "
       "directory the shard ran in). Exit status: the merged suite's (0 every cell passed, 1 a "
       "cell unmet or not exercised, 2 a run failed); 2 when the shards cannot be merged.");
   return [options] {
+    if (std::filesystem::exists(std::filesystem::path(options->dirs.front()) / "explore.json")) {
+      std::vector<std::filesystem::path> dirs(options->dirs.begin(), options->dirs.end());
+      const nlohmann::json merged = explore::merge_explorations(dirs, options->out_dir);
+      std::cerr << "explore: " << merged["runs_total"] << " runs, " << merged["found"].size()
+                << " found\nresults: "
+                << (std::filesystem::path(options->out_dir) / "explore.json").string() << "\n";
+      return merged["exit_status"].get<int>();
+    }
     suite::MergeOptions merge_options;
     for (const auto& dir : options->dirs) merge_options.shard_dirs.push_back(dir);
     merge_options.out_dir = options->out_dir;

@@ -12,6 +12,7 @@
 
 #include "atomic_file.h"
 #include "checkers.h"
+#include "coverage.h"
 #include "html.h"
 #include "lock.h"
 #include "report.h"
@@ -59,95 +60,6 @@ std::vector<std::string> sought_found(const RunResult& run,
     if (std::count(sought.begin(), sought.end(), k)) kept.push_back(k);
   return kept;
 }
-
-// What the faults of all runs covered: kinds and steps generated and fired,
-// and the range of each drawn field among the faults that fired.
-class Coverage {
- public:
-  void add(const Scenario& s, const RunResult& run) {
-    std::set<std::string> in_run;
-    for (const Fault& f : s.faults)
-      if (in_run.insert(std::string(f.name())).second) ++kinds_[std::string(f.name())].runs;
-    for (size_t i = 0; i < s.faults.size(); ++i) {
-      const Fault& f = s.faults[i];
-      const bool fired = i < run.faults.size() && run.faults[i].fired;
-      Kind& kind = kinds_[std::string(f.name())];
-      ++kind.generated;
-      if (f.when) {
-        auto& step = steps_[f.when->step];
-        ++step.first;
-        step.second += fired ? 1 : 0;
-      }
-      if (!fired) continue;
-      ++kind.fired;
-      for (const DrawnRange& range : drawn_ranges(f.kind)) {
-        auto value = f.number(range.param);
-        if (!value) continue;
-        double v = range.per_ttl ? std::abs(*value) / double(s.workload.ttl_ms) : *value;
-        auto [it, fresh] = kind.ranges.try_emplace(range.param, v, v);
-        it->second.first = std::min(it->second.first, v);
-        it->second.second = std::max(it->second.second, v);
-      }
-    }
-  }
-
-  // `allowed`: the kinds the exploration could draw; `steps`: the steps it could trigger at.
-  json to_json(const std::vector<FaultKind>& allowed, const std::vector<std::string>& steps) const {
-    json kinds = json::array();
-    std::vector<std::string> never_fired;
-    for (FaultKind k : allowed) {
-      const std::string name(info(k).name);
-      auto it = kinds_.find(name);
-      const Kind none;
-      const Kind& c = it == kinds_.end() ? none : it->second;
-      json ranges = json::array();
-      for (const DrawnRange& range : drawn_ranges(k)) {
-        json r = {{"param", range.param},
-                  {"unit", range.per_ttl ? "× ttl" : "×"},
-                  {"drawn", {range.low, range.high}}};
-        if (auto f = c.ranges.find(range.param); f != c.ranges.end())
-          r["fired"] = {f->second.first, f->second.second};
-        ranges.push_back(r);
-      }
-      kinds.push_back({{"kind", name},
-                       {"runs", c.runs},
-                       {"generated", c.generated},
-                       {"fired", c.fired},
-                       {"ranges", ranges}});
-      if (c.fired == 0) never_fired.push_back(name);
-    }
-    json step_list = json::array();
-    std::vector<std::string> never_reached;
-    for (const auto& step : steps) {
-      auto it = steps_.find(step);
-      const int64_t generated = it == steps_.end() ? 0 : it->second.first;
-      const int64_t fired = it == steps_.end() ? 0 : it->second.second;
-      step_list.push_back({{"step", step}, {"generated", generated}, {"fired", fired}});
-      if (fired == 0) never_reached.push_back(step);
-    }
-    return {{"fault_kinds", kinds},
-            {"steps", step_list},
-            {"kinds_never_fired", never_fired},
-            {"steps_never_fired", never_reached}};
-  }
-
-  // "pause 20/25, clock-jump 3/9": fired / generated, for the progress line.
-  std::string line() const {
-    std::string out;
-    for (const auto& [name, c] : kinds_)
-      out += (out.empty() ? "" : ", ") + name + " " + std::to_string(c.fired) + "/" +
-             std::to_string(c.generated);
-    return out;
-  }
-
- private:
-  struct Kind {
-    int64_t runs = 0, generated = 0, fired = 0;  // runs with it; its faults; of which fired
-    std::map<std::string, std::pair<double, double>> ranges;
-  };
-  std::map<std::string, Kind> kinds_;
-  std::map<std::string, std::pair<int64_t, int64_t>> steps_;  // generated, fired
-};
 
 // A generated run that broke the lock.
 struct Broken {
@@ -568,6 +480,8 @@ class Explorer {
              for (FaultKind k : allowed) names.push_back(info(k).name);
              return names;
            }()},
+          {"lock_steps", options_.space.lock_steps},
+          {"max_faults", options_.space.max_faults},
           {"reproduce", {{"needed", options_.needed}, {"reruns", options_.reruns}}},
           {"confirm_runs", options_.confirm_runs}}},
         {"runs_total", runs_.size()},

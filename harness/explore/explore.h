@@ -75,6 +75,17 @@ void validate(const ExploreOptions& options);
 // not be made (every run failed; the first error is named in "error").
 nlohmann::json run_explore(const ExploreOptions& options, const suite::CellRunner& run_cell);
 
+// The explorations of shards 1/N … N/N of one `explore --shard` (same lock,
+// seed and options) made into one: every run, in index order, coverage and
+// violation counts over all of them (what one unsharded exploration of the
+// same runs would count), the scenarios each shard found and shrank (a
+// violation two shards found is kept once, from the lower shard), the
+// generated runs' and found scenarios' files, explore.json and index.html.
+// Throws std::runtime_error, one line naming the directory, when the
+// directories are not the whole of one sharded exploration.
+nlohmann::json merge_explorations(const std::vector<std::filesystem::path>& shard_dirs,
+                                  const std::filesystem::path& out_dir);
+
 // Writes OUT/index.html from explore.json's document.
 void write_explore_index(const nlohmann::json& explore, const std::filesystem::path& out_dir);
 

@@ -101,6 +101,28 @@ TEST(ExploreRun, ShardsTogetherRunWhatOneExplorationRuns) {
       EXPECT_TRUE(indices.insert(run["index"].get<uint64_t>()).second);
   }
   EXPECT_EQ(indices, std::set<uint64_t>({0, 1, 2}));
+
+  // Merged, they are one exploration of runs 0, 1, 2: coverage counted over all.
+  const Outcome merged =
+      locklab("merge " + (out.path() / "1/2").string() + " " + (out.path() / "2/2").string() +
+              " --out " + (out.path() / "merged").string());
+  ASSERT_TRUE(merged.status == 0 || merged.status == 1) << merged.err;
+  const json doc = read_json(out.path() / "merged" / "explore.json");
+  EXPECT_EQ(doc["options"]["shard"], "1/1");
+  ASSERT_EQ(doc["runs_total"], 3);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(doc["runs"][i]["index"], i);
+  Space space = space_for("set-nx-px");
+  space.fault_kinds = {FaultKind::Delay};
+  size_t faults = 0;
+  for (uint64_t i = 0; i < 3; ++i) faults += generate(space, 6, i).faults.size();
+  ASSERT_EQ(doc["coverage"]["fault_kinds"].size(), 1u);
+  EXPECT_EQ(doc["coverage"]["fault_kinds"][0]["runs"], 3);
+  EXPECT_EQ(doc["coverage"]["fault_kinds"][0]["generated"], faults);
+  EXPECT_TRUE(fs::exists(out.path() / "merged" / "index.html"));
+  const Outcome missing =
+      locklab("merge " + (out.path() / "2/2").string() + " --out " + (out.path() / "bad").string());
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("1/2 is missing"), std::string::npos) << missing.err;
 }
 
 TEST(ExploreRun, ExploresAnAdapterThroughTheSameSearch) {

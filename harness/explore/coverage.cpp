@@ -1,0 +1,95 @@
+#include "coverage.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "generator.h"
+
+namespace locklab::explore {
+
+using nlohmann::json;
+
+void Coverage::add(const Scenario& s, const RunResult& run) {
+  std::vector<bool> fired;
+  for (size_t i = 0; i < s.faults.size(); ++i)
+    fired.push_back(i < run.faults.size() && run.faults[i].fired);
+  add(s, fired);
+}
+
+void Coverage::add(const Scenario& s, const std::vector<bool>& fired) {
+  std::set<std::string> in_run;
+  for (const Fault& f : s.faults)
+    if (in_run.insert(std::string(f.name())).second) ++kinds_[std::string(f.name())].runs;
+  for (size_t i = 0; i < s.faults.size(); ++i) {
+    const Fault& f = s.faults[i];
+    const bool it_fired = i < fired.size() && fired[i];
+    Kind& kind = kinds_[std::string(f.name())];
+    ++kind.generated;
+    if (f.when) {
+      auto& step = steps_[f.when->step];
+      ++step.first;
+      step.second += it_fired ? 1 : 0;
+    }
+    if (!it_fired) continue;
+    ++kind.fired;
+    for (const DrawnRange& range : drawn_ranges(f.kind)) {
+      auto value = f.number(range.param);
+      if (!value) continue;
+      const double v = range.per_ttl ? std::abs(*value) / double(s.workload.ttl_ms) : *value;
+      auto [entry, fresh] = kind.ranges.try_emplace(range.param, v, v);
+      entry->second.first = std::min(entry->second.first, v);
+      entry->second.second = std::max(entry->second.second, v);
+    }
+  }
+}
+
+json Coverage::to_json(const std::vector<FaultKind>& allowed,
+                       const std::vector<std::string>& steps) const {
+  json kinds = json::array();
+  std::vector<std::string> never_fired;
+  for (FaultKind k : allowed) {
+    const std::string name(info(k).name);
+    auto it = kinds_.find(name);
+    const Kind none;
+    const Kind& c = it == kinds_.end() ? none : it->second;
+    json ranges = json::array();
+    for (const DrawnRange& range : drawn_ranges(k)) {
+      json r = {{"param", range.param},
+                {"unit", range.per_ttl ? "× ttl" : "×"},
+                {"drawn", {range.low, range.high}}};
+      if (auto f = c.ranges.find(range.param); f != c.ranges.end())
+        r["fired"] = {f->second.first, f->second.second};
+      ranges.push_back(r);
+    }
+    kinds.push_back({{"kind", name},
+                     {"runs", c.runs},
+                     {"generated", c.generated},
+                     {"fired", c.fired},
+                     {"ranges", ranges}});
+    if (c.fired == 0) never_fired.push_back(name);
+  }
+  json step_list = json::array();
+  std::vector<std::string> never_reached;
+  for (const auto& step : steps) {
+    auto it = steps_.find(step);
+    const int64_t generated = it == steps_.end() ? 0 : it->second.first;
+    const int64_t fired = it == steps_.end() ? 0 : it->second.second;
+    step_list.push_back({{"step", step}, {"generated", generated}, {"fired", fired}});
+    if (fired == 0) never_reached.push_back(step);
+  }
+  return {{"fault_kinds", kinds},
+          {"steps", step_list},
+          {"kinds_never_fired", never_fired},
+          {"steps_never_fired", never_reached}};
+}
+
+std::string Coverage::line() const {
+  std::string out;
+  for (const auto& [name, c] : kinds_)
+    out += (out.empty() ? "" : ", ") + name + " " + std::to_string(c.fired) + "/" +
+           std::to_string(c.generated);
+  return out;
+}
+
+}  // namespace locklab::explore
