@@ -239,6 +239,7 @@ class NetnsLink final : public NetworkLink {
   // go to band c+2 of a prio qdisc on each end of the veth; the others stay
   // in band 1, undelayed.
   void prepare_bands() {
+    std::lock_guard l(node_.tc_mu_);
     if (!node_.prio_ready_) {
       std::vector<std::string> prio = {"root", "handle", "1:", "prio", "bands", "16", "priomap"};
       for (int i = 0; i < 16; ++i) prio.push_back("0");
@@ -377,6 +378,7 @@ NetworkLink& NetnsNode::link(size_t client) {
 }
 
 void NetnsNode::run(const std::vector<std::string>& argv) {
+  std::lock_guard l(run_mu_);
   const auto log = log_dir_->path() / "tool.log";
   std::error_code ignored;
   std::filesystem::remove(log, ignored);

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +94,8 @@ class NetnsNode {
   std::unique_ptr<TempDir> log_dir_;
   std::vector<std::unique_ptr<NetworkLink>> links_;
   std::unique_ptr<CleanupOnSignal> on_signal_;
+  std::mutex run_mu_;  // one tool at a time per node: they share the log file
+  std::mutex tc_mu_;   // the prio qdiscs every delayed client of the node shares
   bool prio_ready_ = false;
   friend class NetnsLink;
 };
