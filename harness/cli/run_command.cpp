@@ -20,6 +20,7 @@ Action add_run_command(CLI::App& parent) {
     std::string out_dir;
     std::string adapter;
     std::string like;
+    std::string network;
   };
   auto options = std::make_shared<Options>();
   auto* run = parent.add_subcommand("run", "Run a scenario against real redis-server processes");
@@ -38,8 +39,14 @@ Action add_run_command(CLI::App& parent) {
                   "With --adapter: the built-in algorithm your lock stands in for; it is held "
                   "to that algorithm's expectation (default: the scenario's default one)")
       ->needs("--adapter");
+  run->add_option("--network", options->network,
+                  "How link faults are done: proxy (a fault proxy per link) or netns (each node "
+                  "in a network namespace; iptables, netem; needs root) (default: the "
+                  "scenario's topology.network, else proxy)")
+      ->check(CLI::IsMember({"proxy", "netns"}));
   return [options, seed_option] {
     Scenario scenario = load_scenario(options->scenario_file);
+    if (!options->network.empty()) scenario.topology.network = options->network;
     suite::check_algorithm_ids(options->algorithms);
     if (!options->like.empty()) suite::check_algorithm_ids({options->like}, "--like");
     if (!program_available("redis-server"))

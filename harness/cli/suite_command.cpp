@@ -27,6 +27,7 @@ Action add_suite_command(CLI::App& parent) {
     std::vector<std::string> algorithms;
     std::string adapter;
     std::string like;
+    std::string network;
   };
   auto options = std::make_shared<Options>();
   auto* suite = parent.add_subcommand(
@@ -66,6 +67,11 @@ Action add_suite_command(CLI::App& parent) {
                    "With --adapter: the built-in algorithm your lock stands in for; runs only "
                    "the scenarios that run it, held to its expectations")
       ->needs("--adapter");
+  suite
+      ->add_option("--network", options->network,
+                   "How link faults are done in every scenario: proxy or netns (each node in a "
+                   "network namespace; needs root) (default: each scenario's topology.network)")
+      ->check(CLI::IsMember({"proxy", "netns"}));
   suite->footer(
       "Exit status: 0 every cell met its expectation (or is safer than the built-in, or not "
       "applicable), 1 some expectation not met or some fault never fired, 2 a run failed or bad "
@@ -78,6 +84,8 @@ Action add_suite_command(CLI::App& parent) {
     suite_options.shard = suite::parse_shard(options->shard);
     // Every scenario is loaded and checked before anything runs.
     std::vector<Scenario> scenarios = suite::load_scenarios(suite::scenario_files(options->inputs));
+    if (!options->network.empty())
+      for (Scenario& scenario : scenarios) scenario.topology.network = options->network;
     suite_options.matrix.algorithms = options->algorithms;
     if (!options->adapter.empty()) {
       ExternalLock external{.adapter = AdapterConfig{.command = options->adapter}};

@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <future>
+#include <map>
 #include <mutex>
 #include <queue>
 #include <set>
@@ -38,7 +40,22 @@ std::set<std::filesystem::path>& dirs() {
   static std::set<std::filesystem::path> s;
   return s;
 }
+std::map<uint64_t, std::function<void()>>& actions() {
+  static std::map<uint64_t, std::function<void()>> m;
+  return m;
+}
+uint64_t next_action = 1;
 }  // namespace
+
+uint64_t add_action(std::function<void()> action) {
+  std::lock_guard l(mu());
+  actions().emplace(next_action, std::move(action));
+  return next_action++;
+}
+void remove_action(uint64_t id) {
+  std::lock_guard l(mu());
+  actions().erase(id);
+}
 
 void add_pid(pid_t pid) {
   std::lock_guard l(mu());
@@ -57,10 +74,24 @@ void remove_dir(const std::filesystem::path& dir) {
   dirs().erase(dir);
 }
 void run_all() {
+  std::map<uint64_t, std::function<void()>> undo;
+  {
+    std::lock_guard l(mu());
+    for (pid_t pid : pids()) ::kill(pid, SIGKILL);
+    for (pid_t pid : pids()) ::waitpid(pid, nullptr, 0);
+    pids().clear();
+    undo = std::exchange(actions(), {});
+  }
+  // Outside the lock: an action may start a child of its own (ip, iptables),
+  // and newest first, so what was built on something goes before it.
+  for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
+    try {
+      it->second();
+    } catch (...) {
+      // The lab is ending: undo the rest regardless.
+    }
+  }
   std::lock_guard l(mu());
-  for (pid_t pid : pids()) ::kill(pid, SIGKILL);
-  for (pid_t pid : pids()) ::waitpid(pid, nullptr, 0);
-  pids().clear();
   for (const auto& dir : dirs()) {
     std::error_code ignored;
     std::filesystem::remove_all(dir, ignored);
@@ -327,6 +358,12 @@ void install_termination_cleanup() {
       ::_exit(128 + sig);
     }).detach();
   });
+}
+
+CleanupOnSignal::CleanupOnSignal(std::function<void()> undo)
+    : id_(cleanup::add_action(std::move(undo))) {}
+CleanupOnSignal::~CleanupOnSignal() {
+  cleanup::remove_action(id_);
 }
 
 }  // namespace locklab

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -77,6 +78,21 @@ class GracefulStop {
   ~GracefulStop();
   GracefulStop(const GracefulStop&) = delete;
   GracefulStop& operator=(const GracefulStop&) = delete;
+};
+
+// Registers `undo` to run if the lab is ended by SIGINT/SIGTERM/SIGHUP (after
+// its children are killed) until this object is destroyed, for what a
+// destructor would have removed: the owner's destructor still does the
+// normal clean-up itself.
+class CleanupOnSignal {
+ public:
+  explicit CleanupOnSignal(std::function<void()> undo);
+  ~CleanupOnSignal();
+  CleanupOnSignal(const CleanupOnSignal&) = delete;
+  CleanupOnSignal& operator=(const CleanupOnSignal&) = delete;
+
+ private:
+  uint64_t id_;
 };
 
 }  // namespace locklab

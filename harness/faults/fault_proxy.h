@@ -1,7 +1,7 @@
 // A TCP proxy on one link (client → node, or replica → master) that the
 // nemesis turns into a bad network: added latency, a black hole, refused
-// connections, or cut connections. The kernel here has no netem, so this is
-// where latency and partitions come from.
+// connections, or cut connections. It needs no privileges and no netem;
+// netns.h is the kernel-level alternative (namespaces, iptables, netem).
 //
 // It listens on a free 127.0.0.1 port and opens one upstream connection per
 // accepted client. One thread moves the bytes; the control methods may be
@@ -18,10 +18,9 @@
 #include <memory>
 
 #include "connection.h"
+#include "network_link.h"
 
 namespace locklab {
-
-enum class Direction { ToServer, ToClient, Both };
 
 struct ProxyStats {
   uint64_t connections_accepted = 0;
@@ -31,14 +30,14 @@ struct ProxyStats {
   uint64_t bytes_dropped = 0;    // read while blackholed, never delivered
 };
 
-class FaultProxy {
+class FaultProxy final : public NetworkLink {
  public:
   // Starts forwarding to `upstream` (connected once per client, so the
   // upstream may be down or restart; a client whose upstream connection
   // fails is reset). `seed` drives the delay jitter.
   // Throws std::runtime_error if no port can be bound.
   explicit FaultProxy(Endpoint upstream, uint64_t seed = 1);
-  ~FaultProxy();
+  ~FaultProxy() override;
   FaultProxy(const FaultProxy&) = delete;
   FaultProxy& operator=(const FaultProxy&) = delete;
 
@@ -54,28 +53,28 @@ class FaultProxy {
   // Heals every fault: forwards at once again, accepts new connections.
   // Connections that lost bytes while blackholed are reset here (a stream
   // with a hole cannot continue); the others carry on.
-  void pass();
+  void pass() override;
 
   // Delays every chunk read from now on in `direction` by `fixed` plus a
   // uniform random [0, jitter], without reordering: a chunk never leaves
   // before the one read before it. Bytes already queued keep their time.
   void delay(Direction direction, std::chrono::milliseconds fixed,
-             std::chrono::milliseconds jitter = std::chrono::milliseconds(0));
+             std::chrono::milliseconds jitter = std::chrono::milliseconds(0)) override;
 
   // A partition: sockets stay open and new connections are accepted, but
   // nothing crosses in either direction, not even a close. Bytes read are
   // dropped (and counted), so requests hang until the client's own timeout.
-  void blackhole();
+  void blackhole() override;
 
   // Resets every open connection (RST on both sides) and refuses new ones
   // (the listening socket stops listening but keeps its port), so commands
   // fail fast and a new connection fails before anything is sent.
-  void reject();
+  void reject() override;
 
   // Closes every open connection once (FIN on both sides) and keeps
   // accepting, like a network blip: a command in flight fails, a reconnect
   // succeeds.
-  void cut();
+  void cut() override;
 
   ProxyStats stats() const;
 

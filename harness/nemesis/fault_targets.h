@@ -11,6 +11,7 @@
 namespace locklab {
 
 class FaultProxy;
+class NetworkLink;
 class RedisServer;
 class ServerClock;
 
@@ -28,8 +29,10 @@ class FaultTargets {
   // started under the clock shim.
   virtual ServerClock* server_clock(size_t server) = 0;
 
-  // The proxy between client `client` (0-based) and server `server`.
-  virtual FaultProxy& link(size_t client, size_t server) = 0;
+  // The link between client `client` (0-based) and server `server`: a fault
+  // proxy, or rules in the server's network namespace (the backend is how a
+  // fault is done, never which).
+  virtual NetworkLink& link(size_t client, size_t server) = 0;
 
   // The proxy replica `replica` (server master_count() + replica) replicates through.
   virtual FaultProxy& replication_link(size_t replica) = 0;

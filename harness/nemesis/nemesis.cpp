@@ -253,10 +253,10 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
     case FaultKind::Partition:
     case FaultKind::Delay:
     case FaultKind::Cut: {
-      std::vector<FaultProxy*> links;
+      std::vector<NetworkLink*> links;
       for (size_t c : clients)
         for (size_t s : servers) links.push_back(&targets_.link(c, s));
-      for (FaultProxy* link : links) {
+      for (NetworkLink* link : links) {
         if (f.kind == FaultKind::Cut)
           link->cut();
         else if (f.kind == FaultKind::Delay)
@@ -268,7 +268,7 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
       }
       if (f.kind != FaultKind::Cut)
         undo = [links, delay = f.kind == FaultKind::Delay] {
-          for (FaultProxy* link : links) {
+          for (NetworkLink* link : links) {
             if (delay)
               link->delay(Direction::Both, milliseconds(0), milliseconds(0));
             else

@@ -66,7 +66,7 @@ void RedisServer::start() {
                                    "--port",
                                    std::to_string(port_),
                                    "--bind",
-                                   "127.0.0.1",
+                                   options_.bind.empty() ? options_.host : options_.bind,
                                    "--dir",
                                    dir_.path().string(),
                                    "--save",
@@ -94,6 +94,8 @@ void RedisServer::start() {
     argv.insert(argv.end(), {"--replica-announce-ip", options_.announce->host,
                              "--replica-announce-port", std::to_string(options_.announce->port)});
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+  // `ip netns exec` execs the server in place, so the pid stays the server's.
+  argv.insert(argv.begin(), options_.run_prefix.begin(), options_.run_prefix.end());
 
   auto log = dir_.path() / "server.log";
   process_ = std::make_unique<ChildProcess>(

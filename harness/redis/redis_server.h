@@ -28,6 +28,12 @@ struct RedisServerOptions {
   std::map<std::string, std::string> env;  // e.g. LD_PRELOAD of the clock shim
   std::chrono::milliseconds start_timeout{5000};
   std::string name = "redis";  // for messages and the temp dir
+  // Where the server listens and is reached; a server started inside a
+  // network namespace listens on every address of its namespace and is
+  // reached at one of them.
+  std::string host = "127.0.0.1";
+  std::string bind;                     // empty = host
+  std::vector<std::string> run_prefix;  // e.g. {"ip", "netns", "exec", NAME}
 };
 
 class RedisServer {
@@ -39,7 +45,7 @@ class RedisServer {
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
 
-  Endpoint endpoint() const { return {"127.0.0.1", port_}; }
+  Endpoint endpoint() const { return {options_.host, port_}; }
   int port() const { return port_; }
   pid_t pid() const { return process_ ? process_->pid() : -1; }
   bool running() const { return process_ && process_->running(); }

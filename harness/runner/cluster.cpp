@@ -1,5 +1,8 @@
 #include "cluster.h"
 
+#include <iostream>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "lock.h"
@@ -22,8 +25,41 @@ ClusterShape shape_for(const std::string& algorithm, const Topology& topology) {
   return shape;
 }
 
+std::optional<std::string> netns_unusable_reason(const ClusterShape& shape) {
+  if (auto why = netns_unavailable_reason()) return why;
+  if (shape.replicas > 0 || shape.sentinels > 0)
+    return std::string("the netns backend runs masters only (no replicas or Sentinel yet)");
+  return std::nullopt;
+}
+
+namespace {
+// Each reason once per lab: a suite would otherwise repeat it for every run.
+void say_once(const std::string& message) {
+  static std::mutex mu;
+  static std::set<std::string> said;
+  std::lock_guard l(mu);
+  if (said.insert(message).second) std::cerr << "locklab: " << message << "\n";
+}
+}  // namespace
+
 Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : masters_(shape.masters) {
   const int total = shape.masters + shape.replicas;
+  bool netns = shape.netns;
+  if (netns) {
+    if (auto why = netns_unusable_reason(shape)) {
+      say_once(*why + "; using the fault proxy");
+      netns = false;
+    }
+  }
+  if (netns) {
+    for (int i = 0; i < shape.masters; ++i)
+      nodes_.push_back(std::make_unique<NetnsNode>(size_t(clients)));
+    if (shape.delay_faults && !nodes_.front()->netem_available()) {
+      say_once(kNoNetemMessage);
+      nodes_.clear();
+      netns = false;
+    }
+  }
   if (shape.server_clocks)
     for (int i = 0; i < total; ++i) clocks_.push_back(std::make_unique<ServerClock>());
   auto options_for = [&](int i, std::string name) {
@@ -31,6 +67,13 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
     options.persistence = shape.persistence;
     options.name = std::move(name);
     if (!clocks_.empty()) options.env = clocks_[i]->env();
+    if (!nodes_.empty() && i < int(nodes_.size())) {
+      // Any port is free in a namespace of its own; every address there is the node's.
+      options.port = NetnsNode::kPort;
+      options.host = nodes_[i]->node_address();
+      options.bind = "0.0.0.0";
+      options.run_prefix = nodes_[i]->run_prefix();
+    }
     return options;
   };
   for (int i = 0; i < shape.masters; ++i)
@@ -56,7 +99,7 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
     sentinels_ = std::make_unique<SentinelGroup>(servers_[0]->endpoint(), options);
     sentinels_->wait_until_replicas_known(size_t(shape.replicas), std::chrono::seconds(20));
   }
-  for (int c = 0; c < clients && shape.client_links; ++c) {
+  for (int c = 0; c < clients && shape.client_links && nodes_.empty(); ++c) {
     links_.emplace_back();
     for (int s = 0; s < total; ++s)
       links_.back().push_back(std::make_unique<FaultProxy>(servers_[s]->endpoint(),
@@ -73,6 +116,8 @@ Cluster::~Cluster() {
   sentinels_.reset();
   replication_links_.clear();
   servers_.clear();
+  // After the servers: a namespace a process still runs in outlives its deletion.
+  nodes_.clear();
   clocks_.clear();
 }
 
@@ -92,11 +137,13 @@ Endpoint Cluster::client_endpoint(size_t client, size_t node) {
       server = node0_server_;
     }
   }
+  if (!nodes_.empty()) return Endpoint{nodes_.at(server)->client_address(client), NetnsNode::kPort};
   if (links_.empty()) return servers_.at(server)->endpoint();
   return links_.at(client).at(server)->endpoint();
 }
 
-FaultProxy& Cluster::link(size_t client, size_t server) {
+NetworkLink& Cluster::link(size_t client, size_t server) {
+  if (!nodes_.empty()) return nodes_.at(server)->link(client);
   if (links_.empty())
     throw std::logic_error("this cluster was built without client links (no link fault asked)");
   return *links_.at(client).at(server);

@@ -6,6 +6,12 @@
 // connect to the servers directly, as fast as the network allows (a proxy
 // hop doubles every command's round trip and costs a thread's CPU). Every
 // replica replicates through a proxy.
+//
+// With the netns backend (shape.netns) each master runs in a network
+// namespace of its own instead (netns.h) and client c reaches it at an
+// address of its own there, so a link is a set of iptables rules and netem
+// qdiscs rather than a proxy. Where that backend cannot run, the cluster
+// says why once on stderr and uses the proxies.
 #pragma once
 
 #include <memory>
@@ -16,6 +22,7 @@
 #include "connection.h"
 #include "fault_proxy.h"
 #include "fault_targets.h"
+#include "netns.h"
 #include "redis_server.h"
 #include "scenario.h"
 #include "sentinel.h"
@@ -33,7 +40,13 @@ struct ClusterShape {
   bool persistence = false;
   bool server_clocks = false;  // start servers under the clock shim
   bool client_links = true;    // a fault proxy per client × server (else direct)
+  bool netns = false;          // asked for the netns backend (Topology::network)
+  bool delay_faults = false;   // the run delays links (netns needs netem for that)
 };
+
+// Why the netns backend cannot serve `shape` here (not root, tools missing,
+// replicas, a delay without netem), or nullopt when it can.
+std::optional<std::string> netns_unusable_reason(const ClusterShape& shape);
 ClusterShape shape_for(const std::string& algorithm, const Topology& topology);
 
 class Cluster final : public FaultTargets {
@@ -53,7 +66,9 @@ class Cluster final : public FaultTargets {
   }
   FaultProxy& replication_link(size_t replica) override { return *replication_links_.at(replica); }
   // Throws std::logic_error when the cluster was built without client links.
-  FaultProxy& link(size_t client, size_t server) override;
+  NetworkLink& link(size_t client, size_t server) override;
+  // Whether the servers run in network namespaces.
+  bool uses_netns() const { return !nodes_.empty(); }
   bool has_sentinels() const override { return sentinels_ != nullptr; }
   size_t await_sentinel_failover(const Endpoint& old_master,
                                  std::chrono::milliseconds timeout) override;
@@ -79,6 +94,7 @@ class Cluster final : public FaultTargets {
 
  private:
   size_t masters_ = 0;
+  std::vector<std::unique_ptr<NetnsNode>> nodes_;  // [master], with the netns backend
   std::vector<std::unique_ptr<ServerClock>> clocks_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<FaultProxy>> replication_links_;

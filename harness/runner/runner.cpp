@@ -117,6 +117,8 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
     // An adapter is handed stable addresses (relays in front of the links).
     shape.client_links =
         adapter || needs_client_links(scenario.faults) || (probe && probe->client_links);
+    shape.netns = scenario.topology.network == "netns";
+    for (const Fault& f : scenario.faults) shape.delay_faults |= f.kind == FaultKind::Delay;
     // The faults of this run: those meant for the algorithm, or for the one
     // an external lock stands in for.
     Schedule schedule(scenario.faults,

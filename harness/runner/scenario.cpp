@@ -352,7 +352,10 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
     s.topology.replicas = int(f.integer("replicas", 0, 0, 4));
     s.topology.sentinels = int(f.integer("sentinels", 0, 0, 5));
     s.topology.persistence = f.boolean("persistence", false);
+    s.topology.network = f.string("network", "proxy");
     f.done();
+    if (s.topology.network != "proxy" && s.topology.network != "netns")
+      f.fail("topology.network", "must be \"proxy\" or \"netns\"");
     if (s.topology.sentinels != 0 && s.topology.sentinels != 3)
       f.fail("topology.sentinels", "must be 0 or 3");
     if (s.topology.sentinels && !s.topology.replicas)
@@ -424,6 +427,7 @@ json scenario_to_json(const Scenario& s) {
                      {"replicas", t.replicas},
                      {"sentinels", t.sentinels},
                      {"persistence", t.persistence}};
+  if (t.network != "proxy") doc["topology"]["network"] = t.network;
   doc["clients"] = s.clients;
   const Workload& w = s.workload;
   doc["workload"] = {

@@ -23,6 +23,10 @@ struct Topology {
   int replicas = 0;   // replicas of node 0
   int sentinels = 0;  // redis-sentinel processes watching node 0 (0 or 3)
   bool persistence = false;
+  // How link faults are done: "proxy" (a user-space fault proxy per link) or
+  // "netns" (each node in a network namespace, iptables and netem; needs
+  // root, and falls back to the proxy, saying why, where it cannot run).
+  std::string network = "proxy";
 };
 
 struct Workload {

@@ -15,6 +15,7 @@ packages=(
   redis-server redis-sentinel redis-tools
   clang libclang-rt-14-dev clang-format
   python3 python3-redis python3-yaml
+  iproute2 iptables  # the netns network backend (ip netns, veth, tc; iptables rules)
   chromium  # the report tests load the reports in headless Chromium
 )
 

@@ -59,6 +59,19 @@ TEST(Scenario, BadInputNamesTheFieldInOneLine) {
   }
 }
 
+TEST(Scenario, NetworkBackendIsProxyUnlessNamedAndKeptInTheScenarioJson) {
+  Scenario plain = parse_scenario(json::parse(R"({"algorithms":["set-nx-px"]})"), "s.json");
+  EXPECT_EQ(plain.topology.network, "proxy");
+  EXPECT_FALSE(scenario_to_json(plain)["topology"].contains("network"));
+  Scenario netns = parse_scenario(
+      json::parse(R"({"algorithms":["set-nx-px"],"topology":{"network":"netns"}})"), "s.json");
+  EXPECT_EQ(netns.topology.network, "netns");
+  EXPECT_EQ(scenario_to_json(netns)["topology"]["network"], "netns");
+  EXPECT_NE(error_of(json::parse(R"({"algorithms":["set-nx-px"],"topology":{"network":"tun"}})"))
+                .find("'topology.network' must be \"proxy\" or \"netns\""),
+            std::string::npos);
+}
+
 TEST(Scenario, MalformedJsonReportsLineAndColumn) {
   TempDir dir;
   auto file = dir.path() / "bad.json";
