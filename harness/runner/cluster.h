@@ -20,6 +20,7 @@
 #include "scenario.h"
 #include "sentinel.h"
 #include "server_clock.h"
+#include "target.h"
 
 namespace locklab {
 
@@ -42,19 +43,25 @@ class Cluster final : public FaultTargets {
   // for replicas to sync and sentinels to know them, and builds one proxy per
   // client × server. Throws std::runtime_error if anything cannot start.
   Cluster(const ClusterShape& shape, int clients, uint64_t seed);
+  // The same over an external target's servers, which it neither starts nor
+  // stops: `shape` says how many of its masters the run uses; client links
+  // are proxies in front of them like before. Faults acting on servers are
+  // never asked of it (the runner reports them unavailable first).
+  Cluster(const Target& target, const ClusterShape& shape, int clients, uint64_t seed);
   ~Cluster() override;
 
   // FaultTargets (see fault_targets.h).
   size_t master_count() const override { return masters_; }
-  size_t server_count() const override { return servers_.size(); }
-  RedisServer& server(size_t i) override { return *servers_.at(i); }
+  size_t server_count() const override { return addresses_.size(); }
+  // Throws std::logic_error on an external target (no server process of the lab's).
+  RedisServer& server(size_t i) override;
   ServerClock* server_clock(size_t i) override {
     return clocks_.empty() ? nullptr : clocks_.at(i).get();
   }
   FaultProxy& replication_link(size_t replica) override { return *replication_links_.at(replica); }
   // Throws std::logic_error when the cluster was built without client links.
   FaultProxy& link(size_t client, size_t server) override;
-  bool has_sentinels() const override { return sentinels_ != nullptr; }
+  bool has_sentinels() const override { return sentinels_ || !external_sentinels_.empty(); }
   size_t await_sentinel_failover(const Endpoint& old_master,
                                  std::chrono::milliseconds timeout) override;
   SentinelGroup* sentinels() { return sentinels_.get(); }
@@ -78,7 +85,14 @@ class Cluster final : public FaultTargets {
   size_t server_index(const Endpoint& server) const;
 
  private:
+  void build_links(const ClusterShape& shape, int clients, uint64_t seed);
+  Endpoint current_master() const;
+
   size_t masters_ = 0;
+  std::vector<Endpoint> addresses_;  // of every server, in server order
+  // An external target's Sentinels and the name they know node 0's master by.
+  std::vector<Endpoint> external_sentinels_;
+  std::string master_name_;
   std::vector<std::unique_ptr<ServerClock>> clocks_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<FaultProxy>> replication_links_;
