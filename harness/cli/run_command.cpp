@@ -12,6 +12,13 @@
 
 namespace locklab {
 
+std::shared_ptr<const Target> load_checked_target(const std::string& file) {
+  if (file.empty()) return nullptr;
+  auto target = std::make_shared<Target>(load_target(file));
+  check_target_reachable(*target);
+  return target;
+}
+
 Action add_run_command(CLI::App& parent) {
   struct Options {
     std::string scenario_file;
@@ -20,6 +27,7 @@ Action add_run_command(CLI::App& parent) {
     std::string out_dir;
     std::string adapter;
     std::string like;
+    std::string target;
   };
   auto options = std::make_shared<Options>();
   auto* run = parent.add_subcommand("run", "Run a scenario against real redis-server processes");
@@ -38,13 +46,15 @@ Action add_run_command(CLI::App& parent) {
                   "With --adapter: the built-in algorithm your lock stands in for; it is held "
                   "to that algorithm's expectation (default: the scenario's default one)")
       ->needs("--adapter");
+  run->add_option("--target", options->target, kTargetHelp);
   return [options, seed_option] {
     Scenario scenario = load_scenario(options->scenario_file);
     suite::check_algorithm_ids(options->algorithms);
     if (!options->like.empty()) suite::check_algorithm_ids({options->like}, "--like");
-    if (!program_available("redis-server"))
-      throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
     RunOptions run_options;
+    run_options.target = load_checked_target(options->target);
+    if (!run_options.target && !program_available("redis-server"))
+      throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
     run_options.algorithms = options->algorithms;
     if (!options->adapter.empty()) {
       run_options.external = ExternalLock{.adapter = AdapterConfig{.command = options->adapter}};

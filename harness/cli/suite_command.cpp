@@ -27,6 +27,7 @@ Action add_suite_command(CLI::App& parent) {
     std::vector<std::string> algorithms;
     std::string adapter;
     std::string like;
+    std::string target;
   };
   auto options = std::make_shared<Options>();
   auto* suite = parent.add_subcommand(
@@ -66,6 +67,7 @@ Action add_suite_command(CLI::App& parent) {
                    "With --adapter: the built-in algorithm your lock stands in for; runs only "
                    "the scenarios that run it, held to its expectations")
       ->needs("--adapter");
+  suite->add_option("--target", options->target, kTargetHelp);
   suite->footer(
       "Exit status: 0 every cell met its expectation (or is safer than the built-in, or not "
       "applicable), 1 some expectation not met or some fault never fired, 2 a run failed or bad "
@@ -92,7 +94,8 @@ Action add_suite_command(CLI::App& parent) {
     if (suite::build_matrix(scenarios, suite_options.matrix).empty())
       throw std::invalid_argument(
           "--algorithm: no scenario of the suite lists any of these algorithms");
-    if (!program_available("redis-server"))
+    const auto target = load_checked_target(options->target);
+    if (!target && !program_available("redis-server"))
       throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
 
     std::filesystem::path first(options->inputs.front());
@@ -110,8 +113,9 @@ Action add_suite_command(CLI::App& parent) {
 
     nlohmann::json results =
         suite::run_suite(scenarios, suite_options,
-                         suite_options.external ? suite::run_external(*suite_options.external)
-                                                : suite::run_built_in);
+                         target ? suite::run_on_target(target, suite_options.external)
+                         : suite_options.external ? suite::run_external(*suite_options.external)
+                                                  : suite::run_built_in);
     std::cerr << suite::totals_line(suite::SuiteTotals::from_json(results["totals"])) << "\n"
               << "results: " << (suite_options.out_dir / "results.json").string() << "\n";
     if (suite_options.junit_file)

@@ -1,0 +1,196 @@
+// `--target`: the lab against redis-servers it did not start (started here,
+// by the test, and stopped by it).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "redis_server.h"
+#include "temp_dir.h"
+
+namespace locklab {
+namespace {
+
+using nlohmann::json;
+
+struct Outcome {
+  int status = -1;
+  std::string err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Outcome locklab(const std::string& env, const std::string& args, const TempDir& dir) {
+  const auto err = dir.path() / "stderr";
+  const std::string command =
+      env + " " + LOCKLAB_PATH + " " + args + " >/dev/null 2>" + err.string() + " </dev/null";
+  const int raw = std::system(command.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(err)};
+}
+
+std::filesystem::path write_target(const TempDir& dir, json target) {
+  target["name"] = "test-target";
+  if (!target.contains("key_prefix")) target["key_prefix"] = "lab:";
+  const auto file = dir.path() / "target.json";
+  std::ofstream(file) << target.dump(2);
+  return file;
+}
+
+std::string scenario(const std::string& name) {
+  return std::string(SOURCE_DIR) + "/scenarios/" + name;
+}
+
+Reply command(const RedisServer& server, const std::vector<std::string>& argv) {
+  return server.connect()->command(argv);
+}
+
+TEST(Target, RunOnExternalNodeWorksKeepsOthersKeysAndLeavesServerRunning) {
+  TempDir dir("target-test");
+  RedisServer server;
+  command(server, {"SET", "someone-else", "keep"});
+  const auto target = write_target(dir, {{"masters", {server.endpoint().str()}}});
+  const auto out = dir.path() / "out";
+  const Outcome o = locklab(
+      "",
+      "run " + scenario("smoke.json") + " --target " + target.string() + " --out " + out.string(),
+      dir);
+  ASSERT_EQ(o.status, 0) << o.err;
+  const json results = json::parse(slurp(out / "results.json"));
+  EXPECT_EQ(results["runs"][0]["outcome"], "met") << results.dump(2);
+  // The run's own keys were under the prefix, and are gone; nothing else was touched.
+  std::ifstream history(out / "set-nx-px" / "history.jsonl");
+  std::string line;
+  int acquires = 0;
+  while (std::getline(history, line)) {
+    const json e = json::parse(line);
+    if (e["process"] == "nemesis") continue;
+    EXPECT_EQ(e["lock"].get<std::string>().rfind("lab:", 0), 0u) << line;
+    acquires += e["f"] == "acquire" && e["type"] == "ok";
+  }
+  EXPECT_GT(acquires, 0);
+  ASSERT_TRUE(server.running());
+  EXPECT_EQ(command(server, {"GET", "someone-else"}).str, "keep");
+  EXPECT_EQ(command(server, {"DBSIZE"}).integer, 1);
+}
+
+TEST(Target, SuiteReportsCellsNeedingServerControlUnavailable) {
+  TempDir dir("target-test");
+  RedisServer server;
+  const auto target = write_target(dir, {{"masters", {server.endpoint().str()}}});
+  const auto out = dir.path() / "out";
+  const Outcome o =
+      locklab("",
+              "suite " + scenario("stalled-server.json") + " " + scenario("short-pause.json") +
+                  " --target " + target.string() + " -a set-nx-px --out " + out.string(),
+              dir);
+  const json results = json::parse(slurp(out / "results.json"));
+  int unavailable = 0, ran = 0;
+  for (const auto& cell : results["cells"]) {
+    if (cell["scenario"] == "stalled-server") {
+      EXPECT_EQ(cell["outcome"], "not-applicable") << cell.dump(2);
+      const json doc = json::parse(slurp(out / cell["results"].get<std::string>()));
+      for (const auto& run : doc["runs"]) {
+        const std::string why = run.value("not_applicable", "");
+        EXPECT_NE(why.find("unavailable for target 'test-target'"), std::string::npos) << why;
+        EXPECT_TRUE(why.find("sigstop-node") != std::string::npos ||
+                    why.find("debug-sleep") != std::string::npos)
+            << why;
+      }
+      ++unavailable;
+    } else {
+      EXPECT_NE(cell["outcome"], "not-applicable") << cell.dump(2);
+      EXPECT_EQ(cell["errors"], 0) << cell.dump(2);
+      ++ran;
+    }
+  }
+  EXPECT_GT(unavailable, 0) << results.dump(2);
+  EXPECT_GT(ran, 0) << results.dump(2);
+  EXPECT_NE(o.status, 2) << o.err;
+  EXPECT_TRUE(server.running());
+}
+
+TEST(Target, RequirepassFromEnvironment) {
+  TempDir dir("target-test");
+  RedisServerOptions options;
+  options.extra_args = {"--requirepass", "s3cret"};
+  options.password = "s3cret";
+  RedisServer server(options);
+  const auto target = write_target(
+      dir, {{"masters", {server.endpoint().str()}}, {"password_env", "LOCKLAB_TEST_PASSWORD"}});
+  EXPECT_EQ(slurp(target).find("s3cret"), std::string::npos);
+  const auto out = dir.path() / "out";
+  const std::string args =
+      "run " + scenario("smoke.json") + " --target " + target.string() + " --out " + out.string();
+  const Outcome good = locklab("LOCKLAB_TEST_PASSWORD=s3cret", args, dir);
+  EXPECT_EQ(good.status, 0) << good.err;
+
+  const Outcome wrong = locklab("LOCKLAB_TEST_PASSWORD=wrong", args, dir);
+  EXPECT_EQ(wrong.status, 2);
+  EXPECT_NE(wrong.err.find(server.endpoint().str()), std::string::npos) << wrong.err;
+  EXPECT_EQ(std::count(wrong.err.begin(), wrong.err.end(), '\n'), 1) << wrong.err;
+
+  const Outcome unset = locklab("env -u LOCKLAB_TEST_PASSWORD", args, dir);
+  EXPECT_EQ(unset.status, 2);
+  EXPECT_NE(unset.err.find("LOCKLAB_TEST_PASSWORD"), std::string::npos) << unset.err;
+}
+
+TEST(Target, AclUserFromEnvironment) {
+  TempDir dir("target-test");
+  RedisServer server;
+  {
+    // A user confined to the lab's prefix; the default user disabled last,
+    // after this connection has become the new user.
+    auto admin = server.connect();
+    ASSERT_TRUE(
+        admin->command({"ACL", "SETUSER", "lab", "on", ">pw-of-lab", "~lab:*", "&*", "+@all"})
+            .is_ok());
+    ASSERT_TRUE(admin->command({"AUTH", "lab", "pw-of-lab"}).is_ok());
+    ASSERT_TRUE(admin->command({"ACL", "SETUSER", "default", "off"}).is_ok());
+  }
+  const auto target = write_target(dir, {{"masters", {server.endpoint().str()}},
+                                         {"username_env", "LOCKLAB_TEST_USER"},
+                                         {"password_env", "LOCKLAB_TEST_PASSWORD"}});
+  const auto out = dir.path() / "out";
+  const std::string args =
+      "run " + scenario("smoke.json") + " --target " + target.string() + " --out " + out.string();
+  const Outcome good = locklab("LOCKLAB_TEST_USER=lab LOCKLAB_TEST_PASSWORD=pw-of-lab", args, dir);
+  EXPECT_EQ(good.status, 0) << good.err;
+  const json results = json::parse(slurp(out / "results.json"));
+  EXPECT_EQ(results["runs"][0]["outcome"], "met") << results.dump(2);
+
+  const Outcome wrong = locklab("LOCKLAB_TEST_USER=lab LOCKLAB_TEST_PASSWORD=nope", args, dir);
+  EXPECT_EQ(wrong.status, 2);
+  EXPECT_NE(wrong.err.find(server.endpoint().str()), std::string::npos) << wrong.err;
+}
+
+TEST(Target, UnreachableEndpointIsOneLineNamingIt) {
+  TempDir dir("target-test");
+  const std::string endpoint = "127.0.0.1:" + std::to_string(free_loopback_port());
+  const auto target = write_target(dir, {{"masters", {endpoint}}});
+  const Outcome o = locklab("",
+                            "run " + scenario("smoke.json") + " --target " + target.string() +
+                                " --out " + (dir.path() / "out").string(),
+                            dir);
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find(endpoint), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
+TEST(Target, BadFileNamesTheField) {
+  TempDir dir("target-test");
+  const auto target = write_target(dir, {{"masters", {"127.0.0.1:1"}}, {"key_prefix", ""}});
+  const Outcome o =
+      locklab("", "run " + scenario("smoke.json") + " --target " + target.string(), dir);
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("key_prefix"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace locklab
