@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "redis_server.h"
+#include "sentinel.h"
 #include "temp_dir.h"
 
 namespace locklab {
@@ -114,6 +115,73 @@ TEST(Target, SuiteReportsCellsNeedingServerControlUnavailable) {
   EXPECT_GT(ran, 0) << results.dump(2);
   EXPECT_NE(o.status, 2) << o.err;
   EXPECT_TRUE(server.running());
+}
+
+// Redlock over five masters the lab did not start: the partition of two of
+// them is the lab's own proxy, so it still applies, and it fires.
+TEST(Target, RedlockOverExternalMastersWithProxyPartition) {
+  TempDir dir("target-test");
+  std::vector<std::unique_ptr<RedisServer>> servers;
+  json masters = json::array();
+  for (int i = 0; i < 5; ++i) {
+    servers.push_back(std::make_unique<RedisServer>());
+    masters.push_back(servers.back()->endpoint().str());
+  }
+  const auto target = write_target(dir, {{"masters", masters}});
+  const auto out = dir.path() / "out";
+  const Outcome o = locklab("",
+                            "run " + scenario("redlock-minority-partition.json") + " --target " +
+                                target.string() + " --out " + out.string(),
+                            dir);
+  const json results = json::parse(slurp(out / "results.json"));
+  const json& run = results["runs"][0];
+  EXPECT_EQ(run["error"], nullptr) << run.dump(2);
+  EXPECT_FALSE(run.contains("not_applicable")) << run.dump(2);
+  EXPECT_TRUE(run["exercised"].get<bool>()) << run.dump(2);
+  EXPECT_NE(o.status, 2) << o.err;
+  for (const auto& server : servers) {
+    EXPECT_TRUE(server->running());
+    EXPECT_EQ(command(*server, {"DBSIZE"}).integer, 0);
+  }
+}
+
+// A master with a replica behind Sentinels: clients find the master through
+// them; a failover story is unavailable (the file does not allow it).
+TEST(Target, SentinelTargetRunsAndFailoverIsUnavailable) {
+  TempDir dir("target-test");
+  RedisServer master;
+  RedisServerOptions replica_options;
+  replica_options.replica_of = master.endpoint();
+  RedisServer replica(replica_options);
+  wait_until_replica_synced(master.endpoint(), replica.endpoint(), std::chrono::seconds(10));
+  SentinelGroup sentinels(master.endpoint());
+  json sentinel_list = json::array();
+  for (const auto& e : sentinels.endpoints()) sentinel_list.push_back(e.str());
+  const auto target = write_target(dir, {{"masters", {master.endpoint().str()}},
+                                         {"replicas", {replica.endpoint().str()}},
+                                         {"sentinels", sentinel_list},
+                                         {"master_name", sentinels.master_name()}});
+  const auto out = dir.path() / "out";
+  const Outcome o =
+      locklab("",
+              "suite " + scenario("smoke.json") + " " + scenario("sentinel-failover.json") +
+                  " --target " + target.string() + " --out " + out.string(),
+              dir);
+  const json results = json::parse(slurp(out / "results.json"));
+  for (const auto& cell : results["cells"]) {
+    EXPECT_EQ(cell["errors"], 0) << cell.dump(2);
+    if (cell["scenario"] == "smoke") {
+      EXPECT_EQ(cell["outcome"], "met") << cell.dump(2);
+    } else {
+      EXPECT_EQ(cell["outcome"], "not-applicable") << cell.dump(2);
+      const json doc = json::parse(slurp(out / cell["results"].get<std::string>()));
+      const std::string why = doc["runs"][0].value("not_applicable", "");
+      EXPECT_NE(why.find("unavailable for target 'test-target'"), std::string::npos) << why;
+    }
+  }
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_TRUE(master.running());
+  EXPECT_TRUE(replica.running());
 }
 
 TEST(Target, RequirepassFromEnvironment) {
