@@ -62,7 +62,9 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
 }
 
 Cluster::Cluster(const Target& target, const ClusterShape& shape, int clients, uint64_t seed)
-    : masters_(shape.masters), master_name_(target.master_name) {
+    : masters_(shape.masters),
+      master_name_(target.master_name),
+      auth_(target.connection_options()) {
   if (size_t(shape.masters) > target.masters.size() ||
       size_t(shape.replicas) > target.replicas.size())
     throw std::logic_error("the run asks more servers of " + target.describe() + " than it has");

@@ -55,6 +55,8 @@ class Cluster final : public FaultTargets {
   size_t server_count() const override { return addresses_.size(); }
   // Throws std::logic_error on an external target (no server process of the lab's).
   RedisServer& server(size_t i) override;
+  Endpoint server_endpoint(size_t i) override { return addresses_.at(i); }
+  ConnectionOptions server_auth() const override { return auth_; }
   ServerClock* server_clock(size_t i) override {
     return clocks_.empty() ? nullptr : clocks_.at(i).get();
   }
@@ -93,6 +95,7 @@ class Cluster final : public FaultTargets {
   // An external target's Sentinels and the name they know node 0's master by.
   std::vector<Endpoint> external_sentinels_;
   std::string master_name_;
+  ConnectionOptions auth_;  // an external target's credentials
   std::vector<std::unique_ptr<ServerClock>> clocks_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<FaultProxy>> replication_links_;

@@ -168,11 +168,10 @@ std::optional<std::string> unavailable_on(const Fault& fault, const Target& targ
     case FaultTarget::Server:
       break;
   }
-  if (fault.kind == FaultKind::DebugSleep)
-    return head + (target.allow_debug_sleep
-                       ? "the file allows DEBUG SLEEP, but the lab sends it only to servers it "
-                         "started"
-                       : "the file does not allow DEBUG SLEEP (allow_debug_sleep)");
+  if (fault.kind == FaultKind::DebugSleep) {
+    if (target.allow_debug_sleep) return std::nullopt;
+    return head + "the file does not allow DEBUG SLEEP (allow_debug_sleep)";
+  }
   return head +
          "it needs control of the server processes (their clocks, signals or lifetime), "
          "which the lab has only over servers it started";

@@ -184,6 +184,44 @@ TEST(Target, SentinelTargetRunsAndFailoverIsUnavailable) {
   EXPECT_TRUE(replica.running());
 }
 
+// DEBUG SLEEP reaches a target's server only when its file allows it.
+TEST(Target, DebugSleepOnlyWhenAllowed) {
+  TempDir dir("target-test");
+  RedisServerOptions options;
+  options.extra_args = {"--requirepass", "s3cret"};
+  options.password = "s3cret";
+  RedisServer server(options);
+  json story = json::parse(slurp(scenario("smoke.json")));
+  story["faults"] = {
+      {{"kind", "debug-sleep"}, {"at_ms", 500}, {"nodes", {0}}, {"duration_ms", 500}}};
+  const auto story_file = dir.path() / "story.json";
+  std::ofstream(story_file) << story.dump(2);
+  for (const bool allowed : {false, true}) {
+    SCOPED_TRACE(allowed);
+    const auto target = write_target(dir, {{"masters", {server.endpoint().str()}},
+                                           {"password_env", "LOCKLAB_TEST_PASSWORD"},
+                                           {"allow_debug_sleep", allowed}});
+    const auto out = dir.path() / (allowed ? "allowed" : "refused");
+    const Outcome o = locklab(
+        "LOCKLAB_TEST_PASSWORD=s3cret",
+        "run " + story_file.string() + " --target " + target.string() + " --out " + out.string(),
+        dir);
+    EXPECT_EQ(o.status, 0) << o.err;
+    const json run = json::parse(slurp(out / "results.json"))["runs"][0];
+    if (allowed) {
+      EXPECT_EQ(run["outcome"], "met") << run.dump(2);
+      EXPECT_TRUE(run["exercised"].get<bool>()) << run.dump(2);
+      // The server really ran it (with the credentials from the environment).
+      const std::string stats = command(server, {"INFO", "commandstats"}).str;
+      EXPECT_NE(stats.find("cmdstat_debug:calls=1,"), std::string::npos) << stats;
+    } else {
+      EXPECT_EQ(run["outcome"], "not-applicable") << run.dump(2);
+      EXPECT_NE(run.value("not_applicable", "").find("allow_debug_sleep"), std::string::npos)
+          << run.dump(2);
+    }
+  }
+}
+
 TEST(Target, RequirepassFromEnvironment) {
   TempDir dir("target-test");
   RedisServerOptions options;
