@@ -76,7 +76,7 @@ std::optional<std::string> not_applicable_reason(const Scenario& scenario, const
   return std::nullopt;
 }
 
-// Why `scenario` cannot run `algorithm` (shaped `shape`) on `target`, or
+// Why `scenario` cannot run `algorithm` on `target`, or
 // nullopt: a fault that needs control of the servers, or servers the target
 // does not have.
 std::optional<std::string> unavailable_reason(const Scenario& scenario, const Schedule& schedule,
@@ -142,7 +142,8 @@ class RunKeys {
           if (cursor == "0") break;
         }
       } catch (const std::exception&) {
-        // A master gone at the end of the run: its keys expire with their TTLs.
+        // A master unreachable at the end of the run keeps that run's keys, all
+        // under its prefix; nothing else of the target's is at stake.
       }
     }
   }

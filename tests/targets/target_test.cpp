@@ -222,6 +222,23 @@ TEST(Target, DebugSleepOnlyWhenAllowed) {
   }
 }
 
+// explore runs its generated cells on the target, trying only faults it can take.
+TEST(Target, ExploreRunsOnTarget) {
+  TempDir dir("target-test");
+  RedisServer server;
+  const auto target = write_target(dir, {{"masters", {server.endpoint().str()}}});
+  const auto out = dir.path() / "explore";
+  const Outcome o = locklab(
+      "",
+      "explore set-nx-px --runs 2 --seed 5 --target " + target.string() + " --out " + out.string(),
+      dir);
+  EXPECT_TRUE(o.status == 0 || o.status == 1) << o.err;
+  EXPECT_TRUE(std::filesystem::exists(out / "explore.json")) << o.err;
+  for (const std::string kind : {"sigstop-node", "crash-node", "server-clock-jump", "failover"})
+    EXPECT_EQ(o.err.find(kind), std::string::npos) << o.err;
+  EXPECT_TRUE(server.running());
+}
+
 TEST(Target, RequirepassFromEnvironment) {
   TempDir dir("target-test");
   RedisServerOptions options;
