@@ -8,6 +8,10 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
+#include <string>
+
+#include "target.h"
 
 namespace locklab {
 
@@ -23,5 +27,16 @@ Action add_report_command(CLI::App& parent);
 Action add_merge_command(CLI::App& parent);
 
 constexpr int kUsageError = 2;
+
+// The target file of --target, read and checked before anything runs: every
+// endpoint answers with the credentials it names. Throws a one-line error
+// naming the file, field or endpoint. Empty `file`: nullptr.
+std::shared_ptr<const Target> load_checked_target(const std::string& file);
+
+// The help text of --target, shared by run, suite and explore.
+inline constexpr const char* kTargetHelp =
+    "Run against existing Redis servers described by this target file (harness/runner/TARGET.md) "
+    "instead of starting servers; faults needing control of the servers are reported "
+    "not-applicable";
 
 }  // namespace locklab

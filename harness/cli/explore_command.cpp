@@ -42,6 +42,7 @@ std::string stand_in(const AdapterInfo& hello, const std::string& like) {
 Action add_explore_command(CLI::App& parent) {
   struct Options {
     std::string algorithm, adapter, like, out_dir, faults, kinds, reproduce = "2/3", shard = "1/1";
+    std::string target;
     double minutes = 0;
     int64_t runs = 0;
     int jobs = 1, confirm_runs = 10, shrink_candidates = 60, max_found = 8;
@@ -102,6 +103,9 @@ Action add_explore_command(CLI::App& parent) {
   explore->add_option("--max-found", options->max_found, "Distinct violations shrunk at most")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  explore->add_option("--target", options->target,
+                      std::string(kTargetHelp) +
+                          "; without --faults, only the faults the target can take are tried");
   explore->footer(
       "Exit status: 0 nothing found, 1 a violation found, 2 bad input or no run could be made, "
       "130 interrupted with nothing found. Ctrl-C stops it: runs in flight finish and what was "
@@ -146,8 +150,14 @@ Action add_explore_command(CLI::App& parent) {
     o.shrink_candidates = options->shrink_candidates;
     o.max_found = options->max_found;
     explore::validate(o);
-    if (!program_available("redis-server"))
+    const auto target = load_checked_target(options->target);
+    if (!target && !program_available("redis-server"))
       throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
+    // Generated runs all of whose faults are unavailable would spend the budget.
+    if (target && o.space.fault_kinds.empty())
+      for (const auto& row : fault_kinds())
+        if (!unavailable_on(Fault{.kind = row.kind}, *target))
+          o.space.fault_kinds.push_back(row.kind);
 
     suite::CellRunner run_cell = suite::run_built_in;
     if (!options->adapter.empty()) {
@@ -158,10 +168,11 @@ Action add_explore_command(CLI::App& parent) {
       o.space.lock_steps = hello.steps;
       o.name = hello.name;
       o.external = external;
-      run_cell = suite::run_external(external);
+      run_cell = target ? suite::run_on_target(target, external) : suite::run_external(external);
     } else {
       o.space.algorithm = options->algorithm;
       o.space.lock_steps = explore::space_for(options->algorithm).lock_steps;
+      if (target) run_cell = suite::run_on_target(target, std::nullopt);
     }
     const std::string lock_name = o.name.empty() ? o.space.algorithm : o.name;
     o.out_dir = options->out_dir.empty()

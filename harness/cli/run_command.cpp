@@ -12,6 +12,13 @@
 
 namespace locklab {
 
+std::shared_ptr<const Target> load_checked_target(const std::string& file) {
+  if (file.empty()) return nullptr;
+  auto target = std::make_shared<Target>(load_target(file));
+  check_target_reachable(*target);
+  return target;
+}
+
 Action add_run_command(CLI::App& parent) {
   struct Options {
     std::string scenario_file;
@@ -21,6 +28,7 @@ Action add_run_command(CLI::App& parent) {
     std::string adapter;
     std::string like;
     std::string network;
+    std::string target;
   };
   auto options = std::make_shared<Options>();
   auto* run = parent.add_subcommand("run", "Run a scenario against real redis-server processes");
@@ -44,14 +52,16 @@ Action add_run_command(CLI::App& parent) {
                   "in a network namespace; iptables, netem; needs root) (default: the "
                   "scenario's topology.network, else proxy)")
       ->check(CLI::IsMember({"proxy", "netns"}));
+  run->add_option("--target", options->target, kTargetHelp);
   return [options, seed_option] {
     Scenario scenario = load_scenario(options->scenario_file);
     if (!options->network.empty()) scenario.topology.network = options->network;
     suite::check_algorithm_ids(options->algorithms);
     if (!options->like.empty()) suite::check_algorithm_ids({options->like}, "--like");
-    if (!program_available("redis-server"))
-      throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
     RunOptions run_options;
+    run_options.target = load_checked_target(options->target);
+    if (!run_options.target && !program_available("redis-server"))
+      throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
     run_options.algorithms = options->algorithms;
     if (!options->adapter.empty()) {
       run_options.external = ExternalLock{.adapter = AdapterConfig{.command = options->adapter}};

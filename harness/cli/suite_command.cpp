@@ -28,6 +28,7 @@ Action add_suite_command(CLI::App& parent) {
     std::string adapter;
     std::string like;
     std::string network;
+    std::string target;
   };
   auto options = std::make_shared<Options>();
   auto* suite = parent.add_subcommand(
@@ -72,6 +73,7 @@ Action add_suite_command(CLI::App& parent) {
                    "How link faults are done in every scenario: proxy or netns (each node in a "
                    "network namespace; needs root) (default: each scenario's topology.network)")
       ->check(CLI::IsMember({"proxy", "netns"}));
+  suite->add_option("--target", options->target, kTargetHelp);
   suite->footer(
       "Exit status: 0 every cell met its expectation (or is safer than the built-in, or not "
       "applicable), 1 some expectation not met or some fault never fired, 2 a run failed or bad "
@@ -100,7 +102,8 @@ Action add_suite_command(CLI::App& parent) {
     if (suite::build_matrix(scenarios, suite_options.matrix).empty())
       throw std::invalid_argument(
           "--algorithm: no scenario of the suite lists any of these algorithms");
-    if (!program_available("redis-server"))
+    const auto target = load_checked_target(options->target);
+    if (!target && !program_available("redis-server"))
       throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
 
     std::filesystem::path first(options->inputs.front());
@@ -118,8 +121,9 @@ Action add_suite_command(CLI::App& parent) {
 
     nlohmann::json results =
         suite::run_suite(scenarios, suite_options,
-                         suite_options.external ? suite::run_external(*suite_options.external)
-                                                : suite::run_built_in);
+                         target ? suite::run_on_target(target, suite_options.external)
+                         : suite_options.external ? suite::run_external(*suite_options.external)
+                                                  : suite::run_built_in);
     std::cerr << suite::totals_line(suite::SuiteTotals::from_json(results["totals"])) << "\n"
               << "results: " << (suite_options.out_dir / "results.json").string() << "\n";
     if (suite_options.junit_file)

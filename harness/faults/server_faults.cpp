@@ -9,10 +9,14 @@
 
 namespace locklab {
 
-void debug_sleep(const Endpoint& server, std::chrono::milliseconds duration) {
+void debug_sleep(const Endpoint& server, std::chrono::milliseconds duration,
+                 const ConnectionOptions& auth) {
   using std::chrono::milliseconds;
+  ConnectionOptions options = auth;
+  options.connect_timeout = milliseconds(1000);
   // The reply comes only after the sleep: the command timeout must outlast it.
-  HiredisConnection connection(server, {milliseconds(1000), duration + milliseconds(5000)});
+  options.command_timeout = duration + milliseconds(5000);
+  HiredisConnection connection(server, options);
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.3f", double(duration.count()) / 1000.0);
   Reply reply = connection.command({"DEBUG", "SLEEP", seconds});

@@ -16,7 +16,9 @@ namespace locklab {
 // Blocks until the server answers, i.e. until the sleep is over (run it on
 // a thread of its own to do other things meanwhile). Throws RedisError if
 // the server cannot be reached, std::runtime_error if it refuses.
-void debug_sleep(const Endpoint& server, std::chrono::milliseconds duration);
+// `auth` carries the credentials of a server that asks for them.
+void debug_sleep(const Endpoint& server, std::chrono::milliseconds duration,
+                 const ConnectionOptions& auth = {});
 
 // Returns once the server at `server` has finished loading its data set
 // (INFO persistence reports loading:0). A server restarted with persistence

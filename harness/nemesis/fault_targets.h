@@ -25,6 +25,12 @@ class FaultTargets {
   virtual size_t server_count() const = 0;
   virtual RedisServer& server(size_t server) = 0;
 
+  // Where server `server` listens, and what a command sent to it directly
+  // authenticates with: servers the lab did not start have no RedisServer,
+  // yet some faults (DEBUG SLEEP, when allowed) only need to reach them.
+  virtual Endpoint server_endpoint(size_t server) = 0;
+  virtual ConnectionOptions server_auth() const { return {}; }
+
   // The clock of server `server`, or nullptr when the servers were not
   // started under the clock shim.
   virtual ServerClock* server_clock(size_t server) = 0;

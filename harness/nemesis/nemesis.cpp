@@ -228,11 +228,12 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
       break;
     case FaultKind::DebugSleep:
       for (size_t s : servers) {
-        Endpoint server = targets_.server(s).endpoint();
+        Endpoint server = targets_.server_endpoint(s);
         std::lock_guard l(mu_);
-        workers_.emplace_back([this, server, index, s, sleep = milliseconds(*f.duration_ms)] {
+        workers_.emplace_back([this, server, index, s, sleep = milliseconds(*f.duration_ms),
+                               auth = targets_.server_auth()] {
           try {
-            debug_sleep(server, sleep);
+            debug_sleep(server, sleep, auth);
           } catch (const std::exception&) {
             // The server died or was stopped meanwhile: the sleep is over either way.
           }

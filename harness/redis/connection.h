@@ -53,6 +53,10 @@ class RedisError : public std::runtime_error {
 struct ConnectionOptions {
   std::chrono::milliseconds connect_timeout{500};
   std::chrono::milliseconds command_timeout{1000};
+  // Sent as AUTH [username] password on every (re)connect, when a password is
+  // set: a server with requirepass or ACL users refuses everything before it.
+  std::string username;
+  std::string password;
 };
 
 class Connection {

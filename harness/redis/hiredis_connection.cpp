@@ -155,6 +155,20 @@ void HiredisConnection::connect() {
   if (context_->err) fail(std::string("cannot connect: ") + context_->errstr, false);
   timeval tv = to_timeval(options_.command_timeout);
   if (redisSetTimeout(context_, tv) != REDIS_OK) fail("cannot set the command timeout", false);
+  if (options_.password.empty()) return;
+  std::vector<std::string> argv{"AUTH"};
+  if (!options_.username.empty()) argv.push_back(options_.username);
+  argv.push_back(options_.password);
+  std::vector<const char*> args;
+  std::vector<size_t> lens;
+  for (const auto& a : argv) args.push_back(a.data()), lens.push_back(a.size());
+  auto* reply = static_cast<redisReply*>(
+      redisCommandArgv(context_, int(args.size()), args.data(), lens.data()));
+  if (!reply) fail(std::string("AUTH: ") + context_->errstr, false);
+  const bool refused = reply->type == REDIS_REPLY_ERROR;
+  const std::string text = refused ? std::string(reply->str, reply->len) : std::string();
+  freeReplyObject(reply);
+  if (refused) fail("AUTH refused: " + text, false);
 }
 
 void HiredisConnection::send(const std::vector<std::string>& argv) {

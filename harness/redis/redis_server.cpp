@@ -101,7 +101,8 @@ void RedisServer::start() {
   process_ = std::make_unique<ChildProcess>(
       ProcessSpec{.argv = argv, .env = options_.env, .cwd = {}, .output = log});
 
-  ConnectionOptions probe_options{std::chrono::milliseconds(200), std::chrono::milliseconds(500)};
+  ConnectionOptions probe_options{std::chrono::milliseconds(200), std::chrono::milliseconds(500),
+                                  options_.username, options_.password};
   auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
   std::string last_error;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -173,6 +174,8 @@ void RedisServer::resume() {
 }
 
 std::unique_ptr<Connection> RedisServer::connect(ConnectionOptions options) const {
+  if (options.password.empty())
+    options.username = options_.username, options.password = options_.password;
   return std::make_unique<HiredisConnection>(endpoint(), options);
 }
 

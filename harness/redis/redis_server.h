@@ -27,6 +27,10 @@ struct RedisServerOptions {
   std::vector<std::string> extra_args;     // more "--name value" pairs
   std::map<std::string, std::string> env;  // e.g. LD_PRELOAD of the clock shim
   std::chrono::milliseconds start_timeout{5000};
+  // What this object's own connections (readiness probe, connect()) AUTH
+  // with, for a server given requirepass or ACL users in extra_args.
+  std::string username;
+  std::string password;
   std::string name = "redis";  // for messages and the temp dir
   // Where the server listens and is reached; a server started inside a
   // network namespace listens on every address of its namespace and is

@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "hiredis_connection.h"
 #include "lock.h"
 
 namespace locklab {
@@ -99,11 +100,31 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
     sentinels_ = std::make_unique<SentinelGroup>(servers_[0]->endpoint(), options);
     sentinels_->wait_until_replicas_known(size_t(shape.replicas), std::chrono::seconds(20));
   }
+  for (const auto& server : servers_) addresses_.push_back(server->endpoint());
+  build_links(shape, clients, seed);
+}
+
+Cluster::Cluster(const Target& target, const ClusterShape& shape, int clients, uint64_t seed)
+    : masters_(shape.masters),
+      master_name_(target.master_name),
+      auth_(target.connection_options()) {
+  if (size_t(shape.masters) > target.masters.size() ||
+      size_t(shape.replicas) > target.replicas.size())
+    throw std::logic_error("the run asks more servers of " + target.describe() + " than it has");
+  addresses_.assign(target.masters.begin(), target.masters.begin() + shape.masters);
+  addresses_.insert(addresses_.end(), target.replicas.begin(),
+                    target.replicas.begin() + shape.replicas);
+  if (shape.replicas > 0) external_sentinels_ = target.sentinels;
+  build_links(shape, clients, seed);
+}
+
+void Cluster::build_links(const ClusterShape& shape, int clients, uint64_t seed) {
+  const size_t total = addresses_.size();
   for (int c = 0; c < clients && shape.client_links && nodes_.empty(); ++c) {
     links_.emplace_back();
-    for (int s = 0; s < total; ++s)
-      links_.back().push_back(std::make_unique<FaultProxy>(servers_[s]->endpoint(),
-                                                           seed * 131 + uint64_t(c * total + s)));
+    for (size_t s = 0; s < total; ++s)
+      links_.back().push_back(
+          std::make_unique<FaultProxy>(addresses_[s], seed * 131 + uint64_t(c) * total + s));
     if (shape.replicas > 0)
       node0_relays_.push_back(std::make_unique<FaultProxy>(links_.back()[0]->endpoint()));
   }
@@ -121,24 +142,48 @@ Cluster::~Cluster() {
   clocks_.clear();
 }
 
+RedisServer& Cluster::server(size_t i) {
+  if (servers_.empty())
+    throw std::logic_error("server " + std::to_string(i) +
+                           " belongs to an external target: the lab does not control it");
+  return *servers_.at(i);
+}
+
+Endpoint Cluster::current_master() const {
+  if (sentinels_) return sentinels_->master_address();
+  std::string last_error = "no sentinel";
+  for (const Endpoint& sentinel : external_sentinels_) {
+    try {
+      HiredisConnection connection(sentinel);
+      const Reply r = connection.command({"SENTINEL", "get-master-addr-by-name", master_name_});
+      if (r.type == Reply::Type::Array && r.elements.size() == 2)
+        return Endpoint{r.elements[0].str, std::stoi(r.elements[1].str)};
+      last_error = sentinel.str() + ": " + r.describe();
+    } catch (const std::exception& e) {
+      last_error = e.what();
+    }
+  }
+  throw RedisError("no sentinel names the master '" + master_name_ + "': " + last_error, false);
+}
+
 size_t Cluster::server_index(const Endpoint& server) const {
-  for (size_t i = 0; i < servers_.size(); ++i)
-    if (servers_[i]->endpoint() == server) return i;
+  for (size_t i = 0; i < addresses_.size(); ++i)
+    if (addresses_[i] == server) return i;
   throw RedisError("Sentinel names " + server.str() + ", which is not a server of this run", false);
 }
 
 Endpoint Cluster::client_endpoint(size_t client, size_t node) {
   size_t server = node;
   if (node == 0) {
-    if (sentinels_) {
-      server = server_index(sentinels_->master_address());
+    if (has_sentinels()) {
+      server = server_index(current_master());
     } else {
       std::lock_guard l(mu_);
       server = node0_server_;
     }
   }
   if (!nodes_.empty()) return Endpoint{nodes_.at(server)->client_address(client), NetnsNode::kPort};
-  if (links_.empty()) return servers_.at(server)->endpoint();
+  if (links_.empty()) return addresses_.at(server);
   return links_.at(client).at(server)->endpoint();
 }
 

@@ -27,6 +27,7 @@
 #include "scenario.h"
 #include "sentinel.h"
 #include "server_clock.h"
+#include "target.h"
 
 namespace locklab {
 
@@ -55,12 +56,20 @@ class Cluster final : public FaultTargets {
   // for replicas to sync and sentinels to know them, and builds one proxy per
   // client × server. Throws std::runtime_error if anything cannot start.
   Cluster(const ClusterShape& shape, int clients, uint64_t seed);
+  // The same over an external target's servers, which it neither starts nor
+  // stops: `shape` says how many of its masters the run uses; client links
+  // are proxies in front of them like before. Faults acting on servers are
+  // never asked of it (the runner reports them unavailable first).
+  Cluster(const Target& target, const ClusterShape& shape, int clients, uint64_t seed);
   ~Cluster() override;
 
   // FaultTargets (see fault_targets.h).
   size_t master_count() const override { return masters_; }
-  size_t server_count() const override { return servers_.size(); }
-  RedisServer& server(size_t i) override { return *servers_.at(i); }
+  size_t server_count() const override { return addresses_.size(); }
+  // Throws std::logic_error on an external target (no server process of the lab's).
+  RedisServer& server(size_t i) override;
+  Endpoint server_endpoint(size_t i) override { return addresses_.at(i); }
+  ConnectionOptions server_auth() const override { return auth_; }
   ServerClock* server_clock(size_t i) override {
     return clocks_.empty() ? nullptr : clocks_.at(i).get();
   }
@@ -69,7 +78,7 @@ class Cluster final : public FaultTargets {
   NetworkLink& link(size_t client, size_t server) override;
   // Whether the servers run in network namespaces.
   bool uses_netns() const { return !nodes_.empty(); }
-  bool has_sentinels() const override { return sentinels_ != nullptr; }
+  bool has_sentinels() const override { return sentinels_ || !external_sentinels_.empty(); }
   size_t await_sentinel_failover(const Endpoint& old_master,
                                  std::chrono::milliseconds timeout) override;
   SentinelGroup* sentinels() { return sentinels_.get(); }
@@ -93,8 +102,16 @@ class Cluster final : public FaultTargets {
   size_t server_index(const Endpoint& server) const;
 
  private:
+  void build_links(const ClusterShape& shape, int clients, uint64_t seed);
+  Endpoint current_master() const;
+
   size_t masters_ = 0;
   std::vector<std::unique_ptr<NetnsNode>> nodes_;  // [master], with the netns backend
+  std::vector<Endpoint> addresses_;                // of every server, in server order
+  // An external target's Sentinels and the name they know node 0's master by.
+  std::vector<Endpoint> external_sentinels_;
+  std::string master_name_;
+  ConnectionOptions auth_;  // an external target's credentials
   std::vector<std::unique_ptr<ServerClock>> clocks_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<FaultProxy>> replication_links_;

@@ -1,7 +1,10 @@
 #include "runner.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -73,6 +76,95 @@ std::optional<std::string> not_applicable_reason(const Scenario& scenario, const
   return std::nullopt;
 }
 
+// Why `scenario` cannot run `algorithm` on `target`, or
+// nullopt: a fault that needs control of the servers, or servers the target
+// does not have.
+std::optional<std::string> unavailable_reason(const Scenario& scenario, const Schedule& schedule,
+                                              const std::string& algorithm, bool adapter,
+                                              const Target& target) {
+  for (size_t i = 0; i < scenario.faults.size(); ++i) {
+    if (!schedule.applies(i)) continue;
+    if (auto why = unavailable_on(scenario.faults[i], target))
+      return "fault " + std::to_string(i) + ": " + *why;
+  }
+  if (adapter) return std::nullopt;
+  for (const auto& a : algorithms()) {
+    if (a.id != algorithm) continue;
+    if (a.multi_node && target.masters.size() < 3)
+      return algorithm + " needs at least 3 independent masters; " + target.describe() + " names " +
+             std::to_string(target.masters.size());
+    if (a.needs_replica && target.replicas.empty())
+      return algorithm + " needs a replica of the master; " + target.describe() + " names none";
+  }
+  return std::nullopt;
+}
+
+// The shape of a run on `target`: as many of its servers as the algorithm
+// uses, none started, nothing under the clock shim.
+ClusterShape shape_on(const Target& target, ClusterShape wanted, bool multi_node) {
+  ClusterShape shape = wanted;
+  shape.masters = multi_node ? int(target.masters.size()) : 1;
+  shape.replicas = std::min(wanted.replicas, int(target.replicas.size()));
+  shape.sentinels = 0;
+  shape.server_clocks = false;
+  return shape;
+}
+
+// A Redis glob pattern matching exactly the keys that start with `prefix`.
+std::string glob_for_prefix(const std::string& prefix) {
+  std::string out;
+  for (char c : prefix) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "*";
+}
+
+// Removes every key of one run (its prefix) from the target's masters when
+// the run ends, however it ends: a shared Redis keeps only what it had.
+class RunKeys {
+ public:
+  RunKeys(const Target& target, std::string prefix) : target_(target), prefix_(std::move(prefix)) {}
+  ~RunKeys() {
+    for (const Endpoint& master : target_.masters) {
+      try {
+        HiredisConnection connection(master, target_.connection_options());
+        std::string cursor = "0";
+        // Bounded: SCAN ends when the cursor comes back to 0.
+        for (int rounds = 0; rounds < 100000; ++rounds) {
+          const Reply r = connection.command(
+              {"SCAN", cursor, "MATCH", glob_for_prefix(prefix_), "COUNT", "1000"});
+          if (r.type != Reply::Type::Array || r.elements.size() != 2) break;
+          cursor = r.elements[0].str;
+          std::vector<std::string> unlink{"UNLINK"};
+          for (const auto& key : r.elements[1].elements) unlink.push_back(key.str);
+          if (unlink.size() > 1) connection.command(unlink);
+          if (cursor == "0") break;
+        }
+      } catch (const std::exception&) {
+        // A master unreachable at the end of the run keeps that run's keys, all
+        // under its prefix; nothing else of the target's is at stake.
+      }
+    }
+  }
+  RunKeys(const RunKeys&) = delete;
+  RunKeys& operator=(const RunKeys&) = delete;
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  const Target& target_;
+  std::string prefix_;
+};
+
+// A prefix no other run (of this process or another lab on the same target) uses.
+std::string run_prefix(const Target& target, const std::string& algorithm, uint64_t seed) {
+  static std::atomic<uint64_t> counter{0};
+  const uint64_t salt = uint64_t(monotonic_ns()) ^ (uint64_t(::getpid()) << 32) ^ (counter++ << 16);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(salt ^ seed));
+  return target.key_prefix + algorithm + ":" + hex + ":";
+}
+
 // What became of each fault of `schedule` that belongs to the run.
 std::vector<FaultFiring> fault_firings(const Schedule& schedule,
                                        const std::vector<FaultOutcome>& outcomes) {
@@ -97,9 +189,19 @@ const Expectation& expectation_of(const Scenario& scenario, const std::string& a
   return external->like ? scenario.expectation_for(*external->like) : scenario.default_expectation;
 }
 
-RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
+RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorithm, uint64_t seed,
                         const std::filesystem::path& out_dir, const ExternalLock* external,
-                        RunProbe* probe) {
+                        RunProbe* probe, const Target* target) {
+  // On a target, the run's locks (and every key derived from them) live
+  // under a prefix of its own.
+  std::optional<RunKeys> keys;
+  Scenario prefixed;
+  if (target) {
+    prefixed = scenario_in;
+    keys.emplace(*target, run_prefix(*target, algorithm, seed));
+    for (auto& lock : prefixed.workload.locks) lock = keys->prefix() + lock;
+  }
+  const Scenario& scenario = target ? prefixed : scenario_in;
   const AdapterConfig* adapter = external ? &external->adapter : nullptr;
   RunResult run;
   run.algorithm = algorithm;
@@ -114,6 +216,12 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
                                scenario.topology.sentinels, scenario.topology.persistence}
                 : shape_for(algorithm, scenario.topology);
     shape.server_clocks = needs_server_clocks(scenario.faults);
+    if (target) {
+      bool multi_node = adapter && scenario.topology.nodes > 1;
+      for (const auto& a : algorithms())
+        if (!adapter && a.id == algorithm) multi_node = a.multi_node;
+      shape = shape_on(*target, shape, multi_node);
+    }
     // An adapter is handed stable addresses (relays in front of the links).
     shape.client_links =
         adapter || needs_client_links(scenario.faults) || (probe && probe->client_links);
@@ -123,6 +231,13 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
     // an external lock stands in for.
     Schedule schedule(scenario.faults,
                       external ? external->like.value_or(std::string()) : algorithm);
+    if (target)
+      if (auto reason = unavailable_reason(scenario, schedule, algorithm, adapter, *target)) {
+        run.not_applicable = *reason;
+        run.history.clear();
+        run.outcome = decide_outcome(run);
+        return run;
+      }
     if (external)
       if (auto reason = not_applicable_reason(scenario, schedule, *external)) {
         run.not_applicable = *reason;
@@ -131,7 +246,14 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
         return run;
       }
     std::filesystem::create_directories(out_dir / algorithm);
-    Cluster cluster(shape, scenario.clients, seed);
+    std::optional<Cluster> cluster_storage;
+    if (target)
+      cluster_storage.emplace(*target, shape, scenario.clients, seed);
+    else
+      cluster_storage.emplace(shape, scenario.clients, seed);
+    Cluster& cluster = *cluster_storage;
+    const ConnectionOptions credentials =
+        target ? target->connection_options() : ConnectionOptions{};
     const bool record = !probe || probe->record_history;
     // The history goes to disk as it happens, beside where it ends up.
     history::Recorder recorder(record ? out_dir / algorithm : std::filesystem::path());
@@ -161,8 +283,10 @@ RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, 
       context.endpoint = [&cluster, i](size_t node) {
         return cluster.stable_endpoint(size_t(i), node);
       };
-      context.connect = [&cluster, i](size_t node) -> std::unique_ptr<Connection> {
-        ConnectionOptions options{std::chrono::milliseconds(500), std::chrono::milliseconds(1000)};
+      context.connect = [&cluster, &credentials, i](size_t node) -> std::unique_ptr<Connection> {
+        ConnectionOptions options = credentials;
+        options.connect_timeout = std::chrono::milliseconds(500);
+        options.command_timeout = std::chrono::milliseconds(1000);
         // Resolved again at every reconnect, so clients follow a failover.
         return std::make_unique<HiredisConnection>(
             [&cluster, i, node] { return cluster.client_endpoint(size_t(i), node); }, options);
@@ -258,7 +382,8 @@ ScenarioResults run_scenario(const Scenario& scenario, const RunOptions& options
   ScenarioResults results = results_of(scenario, seed, {});
   for (const auto& algorithm : selected)
     results.runs.push_back(run_algorithm(scenario, algorithm, seed, options.out_dir,
-                                         options.external ? &*options.external : nullptr));
+                                         options.external ? &*options.external : nullptr, nullptr,
+                                         options.target.get()));
   write_atomically(options.out_dir / "results.json", results.to_json().dump(2) + "\n");
   return results;
 }

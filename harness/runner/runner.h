@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "adapter_process.h"
 #include "results.h"
 #include "scenario.h"
+#include "target.h"
 
 namespace locklab {
 
@@ -36,6 +38,8 @@ struct RunOptions {
   // Test an external lock instead of the built-in algorithms: its name (from
   // the adapter's hello) replaces the scenario's algorithm list.
   std::optional<ExternalLock> external;
+  // Run against these existing servers instead of starting fresh ones.
+  std::shared_ptr<const Target> target;
 };
 
 // The results.json document of `scenario` with `runs` (base seed `seed`),
@@ -64,9 +68,13 @@ struct RunProbe {
 
 // One algorithm's run, an entry of results.json's "runs", with its outcome
 // decided (decide_outcome). With `external`, the lock is that adapter
-// program and `algorithm` only names it.
+// program and `algorithm` only names it. With `target`, the run uses those
+// servers and keys under the target's key prefix (removed when it ends); a
+// fault the target cannot take, or a topology it lacks, makes the run
+// not-applicable with the reason.
 RunResult run_algorithm(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
                         const std::filesystem::path& out_dir,
-                        const ExternalLock* external = nullptr, RunProbe* probe = nullptr);
+                        const ExternalLock* external = nullptr, RunProbe* probe = nullptr,
+                        const Target* target = nullptr);
 
 }  // namespace locklab

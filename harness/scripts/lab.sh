@@ -8,16 +8,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build="$here/build"
 
-packages=(
-  build-essential cmake ninja-build pkg-config
-  libhiredis-dev nlohmann-json3-dev libgtest-dev librapidcheck-dev libcli11-dev
-  libsimdjson-dev libbenchmark-dev
-  redis-server redis-sentinel redis-tools
-  clang libclang-rt-14-dev clang-format
-  python3 python3-redis python3-yaml
-  iproute2 iptables  # the netns network backend (ip netns, veth, tc; iptables rules)
-  chromium  # the report tests load the reports in headless Chromium
-)
+# One list for this script and docker/Dockerfile.
+mapfile -t packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$here/harness/scripts/packages.txt")
 
 install_missing() {
   local missing=()

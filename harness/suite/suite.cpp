@@ -165,6 +165,16 @@ CellRunner run_external(ExternalLock external) {
   };
 }
 
+CellRunner run_on_target(std::shared_ptr<const Target> target,
+                         std::optional<ExternalLock> external) {
+  return [target = std::move(target), external = std::move(external)](
+             const Scenario& scenario, const std::string& name, uint64_t seed,
+             const fs::path& out_dir) {
+    return run_algorithm(scenario, name, seed, out_dir, external ? &*external : nullptr, nullptr,
+                         target.get());
+  };
+}
+
 std::string utc_now() {
   std::time_t now = std::time(nullptr);
   std::tm parts{};

@@ -40,6 +40,11 @@ RunResult run_built_in(const Scenario& scenario, const std::string& algorithm, u
 // cell's algorithm is the adapter's name.
 CellRunner run_external(ExternalLock external);
 
+// The CellRunner of cells on an external target: run_algorithm() with
+// `target`, and `external` when an adapter is the lock.
+CellRunner run_on_target(std::shared_ptr<const Target> target,
+                         std::optional<ExternalLock> external);
+
 struct SuiteOptions {
   std::string name = "suite";  // the suite's name in results.json, JUnit and the HTML index
   std::filesystem::path out_dir;

@@ -1,0 +1,180 @@
+#include "target.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "fault_kind.h"
+#include "hiredis_connection.h"
+
+namespace locklab {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::filesystem::path& file, const std::string& field,
+                      const std::string& what) {
+  throw TargetError("target " + file.string() + ": " + (field.empty() ? "" : field + ": ") + what);
+}
+
+std::vector<Endpoint> endpoints(const json& doc, const std::filesystem::path& file,
+                                const std::string& field) {
+  std::vector<Endpoint> out;
+  if (!doc.contains(field)) return out;
+  if (!doc[field].is_array()) bad(file, field, "must be an array of \"host:port\" strings");
+  for (size_t i = 0; i < doc[field].size(); ++i) {
+    const json& e = doc[field][i];
+    const std::string where = field + "[" + std::to_string(i) + "]";
+    if (!e.is_string()) bad(file, where, "must be a \"host:port\" string");
+    try {
+      out.push_back(Endpoint::parse(e.get<std::string>()));
+    } catch (const std::exception& error) {
+      bad(file, where, error.what());
+    }
+  }
+  return out;
+}
+
+std::string string_field(const json& doc, const std::filesystem::path& file,
+                         const std::string& field) {
+  if (!doc.contains(field)) return {};
+  if (!doc[field].is_string()) bad(file, field, "must be a string");
+  return doc[field].get<std::string>();
+}
+
+bool bool_field(const json& doc, const std::filesystem::path& file, const std::string& field) {
+  if (!doc.contains(field)) return false;
+  if (!doc[field].is_boolean()) bad(file, field, "must be true or false");
+  return doc[field].get<bool>();
+}
+
+std::string from_env(const std::filesystem::path& file, const std::string& field,
+                     const std::string& variable) {
+  if (variable.empty()) return {};
+  const char* value = std::getenv(variable.c_str());
+  if (!value) bad(file, field, "the environment variable " + variable + " is not set");
+  return value;
+}
+
+void ping(const Endpoint& endpoint, const ConnectionOptions& options, const Target& target) {
+  try {
+    HiredisConnection connection(endpoint, options);
+    const Reply reply = connection.command({"PING"});
+    if (reply.type == Reply::Type::Error) throw RedisError(reply.str, false);
+  } catch (const std::exception& e) {
+    throw TargetError(target.describe() + ": endpoint " + endpoint.str() + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+std::string Target::describe() const {
+  return "target '" + name + "' (" + file.string() + ")";
+}
+
+ConnectionOptions Target::connection_options() const {
+  ConnectionOptions options;
+  options.username = username;
+  options.password = password;
+  return options;
+}
+
+std::vector<Endpoint> Target::servers() const {
+  std::vector<Endpoint> all = masters;
+  all.insert(all.end(), replicas.begin(), replicas.end());
+  return all;
+}
+
+Target load_target(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) bad(file, "", "cannot read the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    bad(file, "", std::string("not JSON: ") + e.what());
+  }
+  if (!doc.is_object()) bad(file, "", "must be a JSON object");
+  static const std::set<std::string> known = {
+      "name",        "masters",      "replicas",     "sentinels",      "master_name",
+      "key_prefix",  "username_env", "password_env", "allow_failover", "allow_debug_sleep",
+      "allow_flush", "$schema",      "description"};
+  for (const auto& [key, value] : doc.items())
+    if (!known.count(key)) bad(file, key, "unknown field");
+  Target t;
+  t.file = file;
+  t.name = string_field(doc, file, "name");
+  if (t.name.empty()) t.name = file.stem().string();
+  t.masters = endpoints(doc, file, "masters");
+  if (t.masters.empty()) bad(file, "masters", "at least one \"host:port\" is required");
+  t.replicas = endpoints(doc, file, "replicas");
+  t.sentinels = endpoints(doc, file, "sentinels");
+  t.master_name = string_field(doc, file, "master_name");
+  if (!t.sentinels.empty() && t.master_name.empty())
+    bad(file, "master_name", "required with sentinels (the name they monitor masters[0] by)");
+  if (!t.replicas.empty() && t.masters.size() > 1)
+    bad(file, "replicas", "replicas are of a single master; give one master with replicas");
+  t.key_prefix = string_field(doc, file, "key_prefix");
+  if (t.key_prefix.empty())
+    bad(file, "key_prefix", "required: every key the lab writes starts with it");
+  t.allow_failover = bool_field(doc, file, "allow_failover");
+  t.allow_debug_sleep = bool_field(doc, file, "allow_debug_sleep");
+  t.allow_flush = bool_field(doc, file, "allow_flush");
+  t.username_env = string_field(doc, file, "username_env");
+  t.password_env = string_field(doc, file, "password_env");
+  if (!t.username_env.empty() && t.password_env.empty())
+    bad(file, "password_env", "required with username_env (AUTH needs a password)");
+  t.username = from_env(file, "username_env", t.username_env);
+  t.password = from_env(file, "password_env", t.password_env);
+  return t;
+}
+
+void check_target_reachable(const Target& target) {
+  const ConnectionOptions options = target.connection_options();
+  for (const Endpoint& e : target.servers()) ping(e, options, target);
+  for (const Endpoint& e : target.sentinels) {
+    try {
+      HiredisConnection connection(e, ConnectionOptions{});
+      const Reply reply =
+          connection.command({"SENTINEL", "get-master-addr-by-name", target.master_name});
+      if (reply.type != Reply::Type::Array || reply.elements.size() != 2)
+        throw RedisError("does not monitor a master named '" + target.master_name + "'", false);
+    } catch (const std::exception& error) {
+      throw TargetError(target.describe() + ": sentinel " + e.str() + ": " + error.what());
+    }
+  }
+}
+
+std::optional<std::string> unavailable_on(const Fault& fault, const Target& target) {
+  const FaultKindInfo& row = info(fault.kind);
+  const std::string head =
+      std::string(row.name) + " is unavailable for " + target.describe() + ": ";
+  switch (row.target) {
+    case FaultTarget::Client:
+    case FaultTarget::Link:
+      // The lab's own clients and its own proxies in front of the target.
+      return std::nullopt;
+    case FaultTarget::Replication:
+      return head + "it cuts the servers' replication links, which the lab does not control";
+    case FaultTarget::Cluster:
+      return head + (target.allow_failover
+                         ? "the file allows failovers, but the lab forces one only by killing a "
+                           "master it started"
+                         : "the file does not allow failovers (allow_failover)");
+    case FaultTarget::Server:
+      break;
+  }
+  if (fault.kind == FaultKind::DebugSleep) {
+    if (target.allow_debug_sleep) return std::nullopt;
+    return head + "the file does not allow DEBUG SLEEP (allow_debug_sleep)";
+  }
+  return head +
+         "it needs control of the server processes (their clocks, signals or lifetime), "
+         "which the lab has only over servers it started";
+}
+
+}  // namespace locklab

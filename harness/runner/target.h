@@ -1,0 +1,64 @@
+// An external target (`--target FILE`): Redis endpoints the lab did not
+// start and must not manage — one node, a master with replicas watched by
+// Sentinel, or independent masters for Redlock. The file says what the lab
+// may do to them beyond sending its own keys' commands; the format is
+// harness/runner/TARGET.md.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "connection.h"
+#include "fault.h"
+
+namespace locklab {
+
+struct Target {
+  std::filesystem::path file;
+  std::string name;                // for messages and results ("staging-redis")
+  std::vector<Endpoint> masters;   // independent masters; node 0 first
+  std::vector<Endpoint> replicas;  // replicas of masters[0]
+  std::vector<Endpoint> sentinels;
+  std::string master_name;  // Sentinel's name for masters[0]
+  // Every key the lab writes starts with it; each run adds its own suffix, and
+  // removes that run's keys (and nothing else) when it ends.
+  std::string key_prefix;
+  bool allow_failover = false;
+  bool allow_debug_sleep = false;
+  bool allow_flush = false;
+  // Read from the environment variables the file names, never from the file.
+  std::string username;
+  std::string password;
+  std::string username_env, password_env;
+
+  // "target 'NAME' (FILE)", for messages.
+  std::string describe() const;
+  // Connection options with the credentials.
+  ConnectionOptions connection_options() const;
+  // Every data node: masters, then replicas.
+  std::vector<Endpoint> servers() const;
+};
+
+// Thrown for a target file that cannot be used or a target that does not
+// answer; what() is one line naming the file and the field or endpoint.
+class TargetError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads and validates a target file; reads the credentials from the
+// environment variables it names (a named variable that is unset is an error).
+Target load_target(const std::filesystem::path& file);
+
+// Connects to every endpoint (with the credentials) and PINGs it; Sentinels
+// must know master_name. Throws TargetError naming the first endpoint that
+// does not answer or refuses the credentials.
+void check_target_reachable(const Target& target);
+
+// Why `fault` cannot be applied to `target`, or nullopt when the lab can
+// apply it without controlling the servers (or the file allows it).
+std::optional<std::string> unavailable_on(const Fault& fault, const Target& target);
+
+}  // namespace locklab

@@ -1,0 +1,319 @@
+// `--target`: the lab against redis-servers it did not start (started here,
+// by the test, and stopped by it).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "redis_server.h"
+#include "sentinel.h"
+#include "temp_dir.h"
+
+namespace locklab {
+namespace {
+
+using nlohmann::json;
+
+struct Outcome {
+  int status = -1;
+  std::string err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Outcome locklab(const std::string& env, const std::string& args, const TempDir& dir) {
+  const auto err = dir.path() / "stderr";
+  const std::string command =
+      env + " " + LOCKLAB_PATH + " " + args + " >/dev/null 2>" + err.string() + " </dev/null";
+  const int raw = std::system(command.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(err)};
+}
+
+std::filesystem::path write_target(const TempDir& dir, json target) {
+  target["name"] = "test-target";
+  if (!target.contains("key_prefix")) target["key_prefix"] = "lab:";
+  const auto file = dir.path() / "target.json";
+  std::ofstream(file) << target.dump(2);
+  return file;
+}
+
+std::string scenario(const std::string& name) {
+  return std::string(SOURCE_DIR) + "/scenarios/" + name;
+}
+
+Reply command(const RedisServer& server, const std::vector<std::string>& argv) {
+  return server.connect()->command(argv);
+}
+
+TEST(Target, RunOnExternalNodeWorksKeepsOthersKeysAndLeavesServerRunning) {
+  TempDir dir("target-test");
+  RedisServer server;
+  command(server, {"SET", "someone-else", "keep"});
+  const auto target = write_target(dir, {{"masters", {server.endpoint().str()}}});
+  const auto out = dir.path() / "out";
+  const Outcome o = locklab(
+      "",
+      "run " + scenario("smoke.json") + " --target " + target.string() + " --out " + out.string(),
+      dir);
+  ASSERT_EQ(o.status, 0) << o.err;
+  const json results = json::parse(slurp(out / "results.json"));
+  EXPECT_EQ(results["runs"][0]["outcome"], "met") << results.dump(2);
+  // The run's own keys were under the prefix, and are gone; nothing else was touched.
+  std::ifstream history(out / "set-nx-px" / "history.jsonl");
+  std::string line;
+  int acquires = 0;
+  while (std::getline(history, line)) {
+    const json e = json::parse(line);
+    if (e["process"] == "nemesis") continue;
+    EXPECT_EQ(e["lock"].get<std::string>().rfind("lab:", 0), 0u) << line;
+    acquires += e["f"] == "acquire" && e["type"] == "ok";
+  }
+  EXPECT_GT(acquires, 0);
+  ASSERT_TRUE(server.running());
+  EXPECT_EQ(command(server, {"GET", "someone-else"}).str, "keep");
+  EXPECT_EQ(command(server, {"DBSIZE"}).integer, 1);
+}
+
+TEST(Target, SuiteReportsCellsNeedingServerControlUnavailable) {
+  TempDir dir("target-test");
+  RedisServer server;
+  const auto target = write_target(dir, {{"masters", {server.endpoint().str()}}});
+  const auto out = dir.path() / "out";
+  const Outcome o =
+      locklab("",
+              "suite " + scenario("stalled-server.json") + " " + scenario("short-pause.json") +
+                  " --target " + target.string() + " -a set-nx-px --out " + out.string(),
+              dir);
+  const json results = json::parse(slurp(out / "results.json"));
+  int unavailable = 0, ran = 0;
+  for (const auto& cell : results["cells"]) {
+    if (cell["scenario"] == "stalled-server") {
+      EXPECT_EQ(cell["outcome"], "not-applicable") << cell.dump(2);
+      const json doc = json::parse(slurp(out / cell["results"].get<std::string>()));
+      for (const auto& run : doc["runs"]) {
+        const std::string why = run.value("not_applicable", "");
+        EXPECT_NE(why.find("unavailable for target 'test-target'"), std::string::npos) << why;
+        EXPECT_TRUE(why.find("sigstop-node") != std::string::npos ||
+                    why.find("debug-sleep") != std::string::npos)
+            << why;
+      }
+      ++unavailable;
+    } else {
+      EXPECT_NE(cell["outcome"], "not-applicable") << cell.dump(2);
+      EXPECT_EQ(cell["errors"], 0) << cell.dump(2);
+      ++ran;
+    }
+  }
+  EXPECT_GT(unavailable, 0) << results.dump(2);
+  EXPECT_GT(ran, 0) << results.dump(2);
+  EXPECT_NE(o.status, 2) << o.err;
+  EXPECT_TRUE(server.running());
+}
+
+// Redlock over five masters the lab did not start: the partition of two of
+// them is the lab's own proxy, so it still applies, and it fires.
+TEST(Target, RedlockOverExternalMastersWithProxyPartition) {
+  TempDir dir("target-test");
+  std::vector<std::unique_ptr<RedisServer>> servers;
+  json masters = json::array();
+  for (int i = 0; i < 5; ++i) {
+    servers.push_back(std::make_unique<RedisServer>());
+    masters.push_back(servers.back()->endpoint().str());
+  }
+  const auto target = write_target(dir, {{"masters", masters}});
+  const auto out = dir.path() / "out";
+  const Outcome o = locklab("",
+                            "run " + scenario("redlock-minority-partition.json") + " --target " +
+                                target.string() + " --out " + out.string(),
+                            dir);
+  const json results = json::parse(slurp(out / "results.json"));
+  const json& run = results["runs"][0];
+  EXPECT_EQ(run["error"], nullptr) << run.dump(2);
+  EXPECT_FALSE(run.contains("not_applicable")) << run.dump(2);
+  EXPECT_TRUE(run["exercised"].get<bool>()) << run.dump(2);
+  EXPECT_NE(o.status, 2) << o.err;
+  for (const auto& server : servers) {
+    EXPECT_TRUE(server->running());
+    EXPECT_EQ(command(*server, {"DBSIZE"}).integer, 0);
+  }
+}
+
+// A master with a replica behind Sentinels: clients find the master through
+// them; a failover story is unavailable (the file does not allow it).
+TEST(Target, SentinelTargetRunsAndFailoverIsUnavailable) {
+  TempDir dir("target-test");
+  RedisServer master;
+  RedisServerOptions replica_options;
+  replica_options.replica_of = master.endpoint();
+  RedisServer replica(replica_options);
+  wait_until_replica_synced(master.endpoint(), replica.endpoint(), std::chrono::seconds(10));
+  SentinelGroup sentinels(master.endpoint());
+  json sentinel_list = json::array();
+  for (const auto& e : sentinels.endpoints()) sentinel_list.push_back(e.str());
+  const auto target = write_target(dir, {{"masters", {master.endpoint().str()}},
+                                         {"replicas", {replica.endpoint().str()}},
+                                         {"sentinels", sentinel_list},
+                                         {"master_name", sentinels.master_name()}});
+  const auto out = dir.path() / "out";
+  const Outcome o =
+      locklab("",
+              "suite " + scenario("smoke.json") + " " + scenario("sentinel-failover.json") +
+                  " --target " + target.string() + " --out " + out.string(),
+              dir);
+  const json results = json::parse(slurp(out / "results.json"));
+  for (const auto& cell : results["cells"]) {
+    EXPECT_EQ(cell["errors"], 0) << cell.dump(2);
+    if (cell["scenario"] == "smoke") {
+      EXPECT_EQ(cell["outcome"], "met") << cell.dump(2);
+    } else {
+      EXPECT_EQ(cell["outcome"], "not-applicable") << cell.dump(2);
+      const json doc = json::parse(slurp(out / cell["results"].get<std::string>()));
+      const std::string why = doc["runs"][0].value("not_applicable", "");
+      EXPECT_NE(why.find("unavailable for target 'test-target'"), std::string::npos) << why;
+    }
+  }
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_TRUE(master.running());
+  EXPECT_TRUE(replica.running());
+}
+
+// DEBUG SLEEP reaches a target's server only when its file allows it.
+TEST(Target, DebugSleepOnlyWhenAllowed) {
+  TempDir dir("target-test");
+  RedisServerOptions options;
+  options.extra_args = {"--requirepass", "s3cret"};
+  options.password = "s3cret";
+  RedisServer server(options);
+  json story = json::parse(slurp(scenario("smoke.json")));
+  story["faults"] = {
+      {{"kind", "debug-sleep"}, {"at_ms", 500}, {"nodes", {0}}, {"duration_ms", 500}}};
+  const auto story_file = dir.path() / "story.json";
+  std::ofstream(story_file) << story.dump(2);
+  for (const bool allowed : {false, true}) {
+    SCOPED_TRACE(allowed);
+    const auto target = write_target(dir, {{"masters", {server.endpoint().str()}},
+                                           {"password_env", "LOCKLAB_TEST_PASSWORD"},
+                                           {"allow_debug_sleep", allowed}});
+    const auto out = dir.path() / (allowed ? "allowed" : "refused");
+    const Outcome o = locklab(
+        "LOCKLAB_TEST_PASSWORD=s3cret",
+        "run " + story_file.string() + " --target " + target.string() + " --out " + out.string(),
+        dir);
+    EXPECT_EQ(o.status, 0) << o.err;
+    const json run = json::parse(slurp(out / "results.json"))["runs"][0];
+    if (allowed) {
+      EXPECT_EQ(run["outcome"], "met") << run.dump(2);
+      EXPECT_TRUE(run["exercised"].get<bool>()) << run.dump(2);
+      // The server really ran it (with the credentials from the environment).
+      const std::string stats = command(server, {"INFO", "commandstats"}).str;
+      EXPECT_NE(stats.find("cmdstat_debug:calls=1,"), std::string::npos) << stats;
+    } else {
+      EXPECT_EQ(run["outcome"], "not-applicable") << run.dump(2);
+      EXPECT_NE(run.value("not_applicable", "").find("allow_debug_sleep"), std::string::npos)
+          << run.dump(2);
+    }
+  }
+}
+
+// explore runs its generated cells on the target, trying only faults it can take.
+TEST(Target, ExploreRunsOnTarget) {
+  TempDir dir("target-test");
+  RedisServer server;
+  const auto target = write_target(dir, {{"masters", {server.endpoint().str()}}});
+  const auto out = dir.path() / "explore";
+  const Outcome o = locklab(
+      "",
+      "explore set-nx-px --runs 2 --seed 5 --target " + target.string() + " --out " + out.string(),
+      dir);
+  EXPECT_TRUE(o.status == 0 || o.status == 1) << o.err;
+  EXPECT_TRUE(std::filesystem::exists(out / "explore.json")) << o.err;
+  for (const std::string kind : {"sigstop-node", "crash-node", "server-clock-jump", "failover"})
+    EXPECT_EQ(o.err.find(kind), std::string::npos) << o.err;
+  EXPECT_TRUE(server.running());
+}
+
+TEST(Target, RequirepassFromEnvironment) {
+  TempDir dir("target-test");
+  RedisServerOptions options;
+  options.extra_args = {"--requirepass", "s3cret"};
+  options.password = "s3cret";
+  RedisServer server(options);
+  const auto target = write_target(
+      dir, {{"masters", {server.endpoint().str()}}, {"password_env", "LOCKLAB_TEST_PASSWORD"}});
+  EXPECT_EQ(slurp(target).find("s3cret"), std::string::npos);
+  const auto out = dir.path() / "out";
+  const std::string args =
+      "run " + scenario("smoke.json") + " --target " + target.string() + " --out " + out.string();
+  const Outcome good = locklab("LOCKLAB_TEST_PASSWORD=s3cret", args, dir);
+  EXPECT_EQ(good.status, 0) << good.err;
+
+  const Outcome wrong = locklab("LOCKLAB_TEST_PASSWORD=wrong", args, dir);
+  EXPECT_EQ(wrong.status, 2);
+  EXPECT_NE(wrong.err.find(server.endpoint().str()), std::string::npos) << wrong.err;
+  EXPECT_EQ(std::count(wrong.err.begin(), wrong.err.end(), '\n'), 1) << wrong.err;
+
+  const Outcome unset = locklab("env -u LOCKLAB_TEST_PASSWORD", args, dir);
+  EXPECT_EQ(unset.status, 2);
+  EXPECT_NE(unset.err.find("LOCKLAB_TEST_PASSWORD"), std::string::npos) << unset.err;
+}
+
+TEST(Target, AclUserFromEnvironment) {
+  TempDir dir("target-test");
+  RedisServer server;
+  {
+    // A user confined to the lab's prefix; the default user disabled last,
+    // after this connection has become the new user.
+    auto admin = server.connect();
+    ASSERT_TRUE(
+        admin->command({"ACL", "SETUSER", "lab", "on", ">pw-of-lab", "~lab:*", "&*", "+@all"})
+            .is_ok());
+    ASSERT_TRUE(admin->command({"AUTH", "lab", "pw-of-lab"}).is_ok());
+    ASSERT_TRUE(admin->command({"ACL", "SETUSER", "default", "off"}).is_ok());
+  }
+  const auto target = write_target(dir, {{"masters", {server.endpoint().str()}},
+                                         {"username_env", "LOCKLAB_TEST_USER"},
+                                         {"password_env", "LOCKLAB_TEST_PASSWORD"}});
+  const auto out = dir.path() / "out";
+  const std::string args =
+      "run " + scenario("smoke.json") + " --target " + target.string() + " --out " + out.string();
+  const Outcome good = locklab("LOCKLAB_TEST_USER=lab LOCKLAB_TEST_PASSWORD=pw-of-lab", args, dir);
+  EXPECT_EQ(good.status, 0) << good.err;
+  const json results = json::parse(slurp(out / "results.json"));
+  EXPECT_EQ(results["runs"][0]["outcome"], "met") << results.dump(2);
+
+  const Outcome wrong = locklab("LOCKLAB_TEST_USER=lab LOCKLAB_TEST_PASSWORD=nope", args, dir);
+  EXPECT_EQ(wrong.status, 2);
+  EXPECT_NE(wrong.err.find(server.endpoint().str()), std::string::npos) << wrong.err;
+}
+
+TEST(Target, UnreachableEndpointIsOneLineNamingIt) {
+  TempDir dir("target-test");
+  const std::string endpoint = "127.0.0.1:" + std::to_string(free_loopback_port());
+  const auto target = write_target(dir, {{"masters", {endpoint}}});
+  const Outcome o = locklab("",
+                            "run " + scenario("smoke.json") + " --target " + target.string() +
+                                " --out " + (dir.path() / "out").string(),
+                            dir);
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find(endpoint), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
+TEST(Target, BadFileNamesTheField) {
+  TempDir dir("target-test");
+  const auto target = write_target(dir, {{"masters", {"127.0.0.1:1"}}, {"key_prefix", ""}});
+  const Outcome o =
+      locklab("", "run " + scenario("smoke.json") + " --target " + target.string(), dir);
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("key_prefix"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace locklab
