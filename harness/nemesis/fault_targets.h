@@ -46,6 +46,17 @@ class FaultTargets {
   // Whether Sentinel watches master 0.
   virtual bool has_sentinels() const = 0;
 
+  // Makes replica `server` a master at once, as an operator would (REPLICAOF
+  // NO ONE). On servers the lab did not start, the replica is put back under
+  // its master when the run ends.
+  virtual void promote(size_t server) = 0;
+
+  // Starts a Sentinel failover of node 0's master and returns where that
+  // master is: kills it when the lab started it; otherwise asks Sentinel to
+  // fail it over (SENTINEL FAILOVER), and it keeps running until Sentinel
+  // demotes it. Throws std::runtime_error when Sentinel refuses.
+  virtual Endpoint start_sentinel_failover() = 0;
+
   // Waits (at most `timeout`) until Sentinel reports a master other than
   // `old_master`, points node 0's clients at it and returns its server
   // index. Throws std::runtime_error when no failover happened in time.

@@ -7,7 +7,6 @@
 #include "lock.h"  // ClientCrashed
 #include "pause_gate.h"
 #include "redis_server.h"
-#include "sentinel.h"  // promote_replica
 #include "server_clock.h"
 #include "server_faults.h"
 
@@ -289,19 +288,19 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
     case FaultKind::Failover: {
       const size_t replica = targets_.master_count();  // the first replica of node 0
       if (f.mode == "manual") {
-        promote_replica(targets_.server(replica).endpoint());
+        targets_.promote(replica);
         targets_.redirect_node0(replica);
         // Clients still connected to the old master follow at their next command.
         for (size_t c = 0; c < clients_.size(); ++c) targets_.link(c, 0).cut();
       } else {
-        Endpoint old_master = targets_.server(0).endpoint();
-        targets_.server(0).kill();
         std::lock_guard l(mu_);
-        workers_.emplace_back([this, old_master, index] {
+        workers_.emplace_back([this, index] {
           json result;
           try {
+            const Endpoint old_master = targets_.start_sentinel_failover();
             size_t now = targets_.await_sentinel_failover(old_master, std::chrono::seconds(30));
-            result = {{"new_master", targets_.server(now).endpoint().str()}};
+            result = {{"old_master", old_master.str()},
+                      {"new_master", targets_.server_endpoint(now).str()}};
           } catch (const std::exception& e) {
             result = {{"error", e.what()}};
           }

@@ -17,8 +17,12 @@ using std::chrono::steady_clock;
 constexpr milliseconds kPollInterval{100};
 constexpr ConnectionOptions kQueryOptions{milliseconds(200), milliseconds(500)};
 
-Reply query(const Endpoint& endpoint, const std::vector<std::string>& argv) {
-  HiredisConnection connection(endpoint, kQueryOptions);
+Reply query(const Endpoint& endpoint, const std::vector<std::string>& argv,
+            const ConnectionOptions& auth = {}) {
+  ConnectionOptions options = kQueryOptions;
+  options.username = auth.username;
+  options.password = auth.password;
+  HiredisConnection connection(endpoint, options);
   return connection.command(argv);
 }
 
@@ -37,15 +41,16 @@ std::optional<std::string> info_field(const std::string& info, const std::string
   return std::nullopt;
 }
 
-long long info_number(const Endpoint& server, const std::string& field) {
-  Reply info = query(server, {"INFO", "replication"});
+long long info_number(const Endpoint& server, const std::string& field,
+                      const ConnectionOptions& auth) {
+  Reply info = query(server, {"INFO", "replication"}, auth);
   auto value = info_field(info.str, field);
   if (!value) throw std::runtime_error(server.str() + ": INFO replication has no " + field);
   return std::stoll(*value);
 }
 
-std::string role_of(const Endpoint& server) {
-  Reply role = query(server, {"ROLE"});
+std::string role_of(const Endpoint& server, const ConnectionOptions& auth = {}) {
+  Reply role = query(server, {"ROLE"}, auth);
   if (role.type != Reply::Type::Array || role.elements.empty())
     throw std::runtime_error(server.str() + ": unexpected ROLE reply " + role.describe());
   return role.elements[0].str;
@@ -147,58 +152,61 @@ std::vector<std::filesystem::path> SentinelGroup::dirs() const {
   return out;
 }
 
-Endpoint SentinelGroup::master_address() const {
+Endpoint SentinelView::master_address() const {
   std::string errors;
-  for (const Sentinel& sentinel : sentinels_) {
+  for (const Endpoint& sentinel : sentinels) {
     try {
-      Reply reply =
-          query(sentinel.endpoint, {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master_name()});
+      Reply reply = query(sentinel, {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master_name});
       if (reply.type == Reply::Type::Array && reply.elements.size() == 2)
         return Endpoint{reply.elements[0].str, std::stoi(reply.elements[1].str)};
-      errors += " " + sentinel.endpoint.str() + ": " + reply.describe() + ";";
+      errors += " " + sentinel.str() + ": " + reply.describe() + ";";
     } catch (const RedisError& e) {
       errors += std::string(" ") + e.what() + ";";
     }
   }
-  throw RedisError("no sentinel names the master of '" + master_name() + "':" + errors, false);
+  throw RedisError("no sentinel names the master of '" + master_name + "':" + errors, false);
 }
 
-void SentinelGroup::wait_until_replicas_known(size_t replicas, milliseconds timeout) const {
+void SentinelView::wait_until_replicas_known(size_t replicas, milliseconds timeout) const {
   auto deadline = steady_clock::now() + timeout;
   std::string status;
   for (;;) {
     bool ready = true;
     status.clear();
-    for (const Sentinel& sentinel : sentinels_) {
+    for (const Endpoint& sentinel : sentinels) {
       size_t reachable = 0, peers = 0;
+      std::string master_flags;
       try {
-        Reply known = query(sentinel.endpoint, {"SENTINEL", "REPLICAS", master_name()});
+        Reply known = query(sentinel, {"SENTINEL", "REPLICAS", master_name});
         for (const Reply& entry : known.elements) {
           std::string flags = flat_field(entry, "flags");
           if (flags.find("s_down") == std::string::npos &&
               flags.find("disconnected") == std::string::npos)
             ++reachable;
         }
-        peers = query(sentinel.endpoint, {"SENTINEL", "SENTINELS", master_name()}).elements.size();
+        peers = query(sentinel, {"SENTINEL", "SENTINELS", master_name}).elements.size();
+        master_flags = flat_field(query(sentinel, {"SENTINEL", "MASTER", master_name}), "flags");
       } catch (const RedisError& e) {
-        status += " " + sentinel.endpoint.str() + ": " + e.what() + ";";
+        status += " " + sentinel.str() + ": " + e.what() + ";";
         ready = false;
         continue;
       }
-      status += " " + sentinel.endpoint.str() + " knows " + std::to_string(reachable) +
-                " replicas, " + std::to_string(peers) + " sentinels;";
-      if (reachable < replicas || peers + 1 < sentinels_.size()) ready = false;
+      const bool failing_over = master_flags.find("failover") != std::string::npos;
+      status += " " + sentinel.str() + " knows " + std::to_string(reachable) + " replicas, " +
+                std::to_string(peers) + " sentinels" +
+                (failing_over ? ", failover in progress;" : ";");
+      if (reachable < replicas || peers + 1 < sentinels.size() || failing_over) ready = false;
     }
     if (ready) return;
     if (steady_clock::now() >= deadline)
-      throw std::runtime_error("sentinels of '" + master_name() + "' did not learn " +
-                               std::to_string(replicas) + " replicas within " +
+      throw std::runtime_error("sentinels of '" + master_name + "' were not ready (" +
+                               std::to_string(replicas) + " replicas known, no failover) within " +
                                std::to_string(timeout.count()) + " ms:" + status);
     std::this_thread::sleep_for(kPollInterval);
   }
 }
 
-Endpoint SentinelGroup::wait_for_failover(const Endpoint& old_master, milliseconds timeout) const {
+Endpoint SentinelView::wait_for_failover(const Endpoint& old_master, milliseconds timeout) const {
   auto deadline = steady_clock::now() + timeout;
   std::string status;
   for (;;) {
@@ -206,27 +214,26 @@ Endpoint SentinelGroup::wait_for_failover(const Endpoint& old_master, millisecon
     std::optional<Endpoint> agreed;
     bool disagree = false;
     size_t answered = 0;
-    for (const Sentinel& sentinel : sentinels_) {
+    for (const Endpoint& sentinel : sentinels) {
       try {
-        Reply reply =
-            query(sentinel.endpoint, {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master_name()});
+        Reply reply = query(sentinel, {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master_name});
         if (reply.type != Reply::Type::Array || reply.elements.size() != 2) {
-          status += " " + sentinel.endpoint.str() + ": " + reply.describe() + ";";
+          status += " " + sentinel.str() + ": " + reply.describe() + ";";
           continue;
         }
         Endpoint named{reply.elements[0].str, std::stoi(reply.elements[1].str)};
-        status += " " + sentinel.endpoint.str() + " says " + named.str() + ";";
+        status += " " + sentinel.str() + " says " + named.str() + ";";
         ++answered;
         if (named == old_master || (agreed && !(named == *agreed))) disagree = true;
         agreed = named;
       } catch (const RedisError& e) {
-        status += " " + sentinel.endpoint.str() + ": " + e.what() + ";";
+        status += " " + sentinel.str() + ": " + e.what() + ";";
       }
     }
     // A dead sentinel must not block the answer; a split vote must.
-    if (!disagree && agreed && answered * 2 > sentinels_.size()) {
+    if (!disagree && agreed && answered * 2 > sentinels.size()) {
       try {
-        if (role_of(*agreed) == "master") return *agreed;
+        if (role_of(*agreed, data_auth) == "master") return *agreed;
         status += " " + agreed->str() + " is not master yet;";
       } catch (const std::exception& e) {
         status += std::string(" ") + e.what() + ";";
@@ -239,29 +246,70 @@ Endpoint SentinelGroup::wait_for_failover(const Endpoint& old_master, millisecon
   }
 }
 
-void promote_replica(const Endpoint& replica) {
-  Reply reply = query(replica, {"REPLICAOF", "NO", "ONE"});
+void SentinelView::force_failover(milliseconds timeout) const {
+  auto deadline = steady_clock::now() + timeout;
+  std::string refusals;
+  for (;;) {
+    refusals.clear();
+    for (const Endpoint& sentinel : sentinels) {
+      try {
+        Reply reply = query(sentinel, {"SENTINEL", "FAILOVER", master_name});
+        if (reply.is_ok()) return;
+        refusals += " " + sentinel.str() + ": " + reply.describe() + ";";
+      } catch (const RedisError& e) {
+        refusals += std::string(" ") + e.what() + ";";
+      }
+    }
+    // -INPROG (a failover still under way) and -NOGOODSLAVE (no replica fit
+    // yet, e.g. one just demoted) pass; anything else will not.
+    if (steady_clock::now() >= deadline)
+      throw std::runtime_error("no sentinel of '" + master_name + "' started a failover within " +
+                               std::to_string(timeout.count()) + " ms:" + refusals);
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+void promote_replica(const Endpoint& replica, const ConnectionOptions& auth) {
+  Reply reply = query(replica, {"REPLICAOF", "NO", "ONE"}, auth);
   if (!reply.is_ok())
     throw std::runtime_error(replica.str() + " refused REPLICAOF NO ONE: " + reply.describe());
-  std::string role = role_of(replica);
+  std::string role = role_of(replica, auth);
   if (role != "master")
     throw std::runtime_error(replica.str() + " reports role " + role + " after REPLICAOF NO ONE");
 }
 
+std::optional<Endpoint> master_of(const Endpoint& server, const ConnectionOptions& auth) {
+  Reply info = query(server, {"INFO", "replication"}, auth);
+  if (info_field(info.str, "role") != "slave") return std::nullopt;
+  auto host = info_field(info.str, "master_host");
+  auto port = info_field(info.str, "master_port");
+  if (!host || !port) throw std::runtime_error(server.str() + ": INFO replication names no master");
+  return Endpoint{*host, std::stoi(*port)};
+}
+
+void make_replica_of(const Endpoint& server, const Endpoint& master,
+                     const ConnectionOptions& auth) {
+  Reply reply = query(server, {"REPLICAOF", master.host, std::to_string(master.port)}, auth);
+  if (!reply.is_ok())
+    throw std::runtime_error(server.str() + " refused REPLICAOF " + master.str() + ": " +
+                             reply.describe());
+}
+
 void wait_until_replica_synced(const Endpoint& master, const Endpoint& replica,
-                               milliseconds timeout) {
+                               milliseconds timeout, const ConnectionOptions& auth,
+                               const std::string& probe) {
   // After a full sync the master holds new writes back until the replica's
   // first REPLCONF ACK, up to a second later, although INFO already says
   // "online". A write made now, seen by the replica, proves the stream flows.
-  const std::string probe = "locklab:replication-probe";
-  if (!query(master, {"SET", probe, "1"}).is_ok() || query(master, {"DEL", probe}).integer != 1)
+  if (!query(master, {"SET", probe, "1"}, auth).is_ok() ||
+      query(master, {"DEL", probe}, auth).integer != 1)
     throw std::runtime_error("cannot write the replication probe key on " + master.str());
-  long long target = info_number(master, "master_repl_offset");
+  long long target = info_number(master, "master_repl_offset", auth);
   auto deadline = steady_clock::now() + timeout;
   std::string status;
   for (;;) {
     try {
-      Reply info = query(replica, {"INFO", "replication"});
+      Reply info = query(replica, {"INFO", "replication"}, auth);
       auto link = info_field(info.str, "master_link_status");
       auto offset = info_field(info.str, "slave_repl_offset");
       status = "link " + link.value_or("?") + ", replica offset " + offset.value_or("?") +

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,39 @@ struct SentinelOptions {
   std::chrono::milliseconds start_timeout{5000};
 };
 
+// Sentinels as a client sees them: their addresses and the name they know
+// one master by, whoever started them (this lab, or a team for its own
+// Redis). `data_auth` is what commands sent to the data nodes themselves
+// (ROLE, to confirm a promotion) authenticate with.
+struct SentinelView {
+  std::vector<Endpoint> sentinels;
+  std::string master_name;
+  ConnectionOptions data_auth;
+
+  // The master as a client finds it: the answer of the first sentinel that
+  // answers SENTINEL GET-MASTER-ADDR-BY-NAME. Throws RedisError if none does.
+  Endpoint master_address() const;
+
+  // Returns once every sentinel lists at least `replicas` reachable replicas,
+  // knows every other sentinel of the view, and no failover is in progress
+  // (failover needs all three). Throws std::runtime_error with what each
+  // sentinel knows after `timeout`.
+  void wait_until_replicas_known(size_t replicas, std::chrono::milliseconds timeout) const;
+
+  // Returns the new master once a majority of sentinels answer, all that
+  // answer name the same master other than `old_master`, and that server
+  // reports role master. Throws std::runtime_error with what each sentinel
+  // says after `timeout`.
+  Endpoint wait_for_failover(const Endpoint& old_master, std::chrono::milliseconds timeout) const;
+
+  // Asks a sentinel to fail the master over now (SENTINEL FAILOVER), as an
+  // operator would: Sentinel promotes a replica and demotes the old master,
+  // which keeps running. Retries while a failover is in progress or no
+  // replica is fit yet. Throws std::runtime_error with the last refusal after
+  // `timeout`.
+  void force_failover(std::chrono::milliseconds timeout) const;
+};
+
 class SentinelGroup {
  public:
   // Starts the sentinels (each on a free port, with its config in its own
@@ -51,20 +85,15 @@ class SentinelGroup {
   std::vector<pid_t> pids() const;
   std::vector<std::filesystem::path> dirs() const;  // config and log of each sentinel
 
-  // The master as a client finds it: the answer of the first sentinel that
-  // answers SENTINEL GET-MASTER-ADDR-BY-NAME. Throws RedisError if none does.
-  Endpoint master_address() const;
-
-  // Returns once every sentinel lists at least `replicas` reachable replicas
-  // and knows every other sentinel (failover needs both). Throws
-  // std::runtime_error with what each sentinel knows after `timeout`.
-  void wait_until_replicas_known(size_t replicas, std::chrono::milliseconds timeout) const;
-
-  // Returns the new master once a majority of sentinels answer, all that
-  // answer name the same master other than `old_master`, and that server
-  // reports role master. Throws std::runtime_error with what each sentinel
-  // says after `timeout`.
-  Endpoint wait_for_failover(const Endpoint& old_master, std::chrono::milliseconds timeout) const;
+  // This group as its clients see it (SentinelView, above).
+  SentinelView view() const { return {endpoints(), master_name(), {}}; }
+  Endpoint master_address() const { return view().master_address(); }
+  void wait_until_replicas_known(size_t replicas, std::chrono::milliseconds timeout) const {
+    view().wait_until_replicas_known(replicas, timeout);
+  }
+  Endpoint wait_for_failover(const Endpoint& old_master, std::chrono::milliseconds timeout) const {
+    return view().wait_for_failover(old_master, timeout);
+  }
 
  private:
   struct Sentinel {
@@ -82,13 +111,25 @@ class SentinelGroup {
 // stops replicating and accepts writes at once, whatever it has not received
 // is lost. Throws std::runtime_error if it refuses or does not report role
 // master afterwards, RedisError if unreachable.
-void promote_replica(const Endpoint& replica);
+void promote_replica(const Endpoint& replica, const ConnectionOptions& auth = {});
+
+// The master `replica` replicates from, as it names it (INFO replication's
+// master_host and master_port), or nullopt when it is a master itself.
+// Throws RedisError if unreachable.
+std::optional<Endpoint> master_of(const Endpoint& server, const ConnectionOptions& auth = {});
+
+// Makes `server` a replica of `master` (REPLICAOF host port): it drops what
+// it holds and resynchronises. Throws std::runtime_error if it refuses.
+void make_replica_of(const Endpoint& server, const Endpoint& master,
+                     const ConnectionOptions& auth = {});
 
 // Returns once `replica` has a live link to its master and has applied a
-// write made on `master` by this call (a probe key, set and deleted): from
+// write made on `master` by this call (key `probe`, set and deleted): from
 // then on new writes stream to it at once. Throws
 // std::runtime_error with both offsets after `timeout`.
 void wait_until_replica_synced(const Endpoint& master, const Endpoint& replica,
-                               std::chrono::milliseconds timeout);
+                               std::chrono::milliseconds timeout,
+                               const ConnectionOptions& auth = {},
+                               const std::string& probe = "locklab:replication-probe");
 
 }  // namespace locklab

@@ -1,5 +1,8 @@
 #include "cluster.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -105,16 +108,35 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
 }
 
 Cluster::Cluster(const Target& target, const ClusterShape& shape, int clients, uint64_t seed)
-    : masters_(shape.masters),
-      master_name_(target.master_name),
-      auth_(target.connection_options()) {
+    : masters_(shape.masters), auth_(target.connection_options()) {
   if (size_t(shape.masters) > target.masters.size() ||
       size_t(shape.replicas) > target.replicas.size())
     throw std::logic_error("the run asks more servers of " + target.describe() + " than it has");
-  addresses_.assign(target.masters.begin(), target.masters.begin() + shape.masters);
-  addresses_.insert(addresses_.end(), target.replicas.begin(),
-                    target.replicas.begin() + shape.replicas);
-  if (shape.replicas > 0) external_sentinels_ = target.sentinels;
+  if (!target.sentinels.empty()) {
+    external_sentinels_ = SentinelView{target.sentinels, target.master_name, auth_};
+    if (shape.sentinels > 0)
+      external_sentinels_->wait_until_replicas_known(1, std::chrono::seconds(60));
+    // Clients find the master through Sentinel, so every server may be it.
+    const Endpoint master = external_sentinels_->master_address();
+    addresses_.push_back(master);
+    for (const Endpoint& server : target.servers())
+      if (!(server == master)) addresses_.push_back(server);
+    if (addresses_.size() > target.servers().size())
+      throw std::runtime_error(target.describe() + ": Sentinel names " + master.str() +
+                               " master of '" + target.master_name +
+                               "', and the file lists it neither in masters nor in replicas");
+  } else {
+    addresses_.assign(target.masters.begin(), target.masters.begin() + shape.masters);
+    addresses_.insert(addresses_.end(), target.replicas.begin(),
+                      target.replicas.begin() + shape.replicas);
+  }
+  // A probe key of this cluster's own: parallel runs share the target.
+  static std::atomic<uint64_t> probes{0};
+  const std::string probe = target.key_prefix + "replication-probe:" + std::to_string(::getpid()) +
+                            ":" + std::to_string(probes++);
+  for (int r = 0; r < shape.replicas; ++r)
+    wait_until_replica_synced(addresses_[0], addresses_.at(size_t(masters_ + r)),
+                              std::chrono::seconds(30), auth_, probe);
   build_links(shape, clients, seed);
 }
 
@@ -125,7 +147,7 @@ void Cluster::build_links(const ClusterShape& shape, int clients, uint64_t seed)
     for (size_t s = 0; s < total; ++s)
       links_.back().push_back(
           std::make_unique<FaultProxy>(addresses_[s], seed * 131 + uint64_t(c) * total + s));
-    if (shape.replicas > 0)
+    if (total > masters_)
       node0_relays_.push_back(std::make_unique<FaultProxy>(links_.back()[0]->endpoint()));
   }
 }
@@ -134,6 +156,14 @@ void Cluster::build_links(const ClusterShape& shape, int clients, uint64_t seed)
 Cluster::~Cluster() {
   node0_relays_.clear();
   links_.clear();
+  for (const auto& [replica, master] : to_demote_) {
+    try {
+      make_replica_of(replica, master, auth_);
+    } catch (const std::exception& e) {
+      std::cerr << "locklab: could not put " << replica.str() << " back under its master "
+                << master.str() << " after the run's failover: " << e.what() << "\n";
+    }
+  }
   sentinels_.reset();
   replication_links_.clear();
   servers_.clear();
@@ -151,19 +181,7 @@ RedisServer& Cluster::server(size_t i) {
 
 Endpoint Cluster::current_master() const {
   if (sentinels_) return sentinels_->master_address();
-  std::string last_error = "no sentinel";
-  for (const Endpoint& sentinel : external_sentinels_) {
-    try {
-      HiredisConnection connection(sentinel);
-      const Reply r = connection.command({"SENTINEL", "get-master-addr-by-name", master_name_});
-      if (r.type == Reply::Type::Array && r.elements.size() == 2)
-        return Endpoint{r.elements[0].str, std::stoi(r.elements[1].str)};
-      last_error = sentinel.str() + ": " + r.describe();
-    } catch (const std::exception& e) {
-      last_error = e.what();
-    }
-  }
-  throw RedisError("no sentinel names the master '" + master_name_ + "': " + last_error, false);
+  return external_sentinels_.value().master_address();
 }
 
 size_t Cluster::server_index(const Endpoint& server) const {
@@ -209,10 +227,30 @@ void Cluster::redirect_node0(size_t server) {
     node0_relays_[c]->retarget(links_.at(c).at(server)->endpoint());
 }
 
+void Cluster::promote(size_t server) {
+  const Endpoint replica = addresses_.at(server);
+  if (servers_.empty())
+    if (auto master = master_of(replica, auth_)) {
+      std::lock_guard l(mu_);
+      to_demote_.emplace_back(replica, *master);
+    }
+  promote_replica(replica, auth_);
+}
+
+Endpoint Cluster::start_sentinel_failover() {
+  if (!has_sentinels()) throw std::runtime_error("this run has no sentinels");
+  const Endpoint master = current_master();
+  if (sentinels_)
+    servers_.at(server_index(master))->kill();
+  else
+    external_sentinels_->force_failover(std::chrono::seconds(20));
+  return master;
+}
+
 size_t Cluster::await_sentinel_failover(const Endpoint& old_master,
                                         std::chrono::milliseconds timeout) {
-  if (!sentinels_) throw std::runtime_error("this run has no sentinels");
-  const size_t now = server_index(sentinels_->wait_for_failover(old_master, timeout));
+  const SentinelView view = sentinels_ ? sentinels_->view() : external_sentinels_.value();
+  const size_t now = server_index(view.wait_for_failover(old_master, timeout));
   redirect_node0(now);
   return now;
 }

@@ -58,8 +58,13 @@ class Cluster final : public FaultTargets {
   Cluster(const ClusterShape& shape, int clients, uint64_t seed);
   // The same over an external target's servers, which it neither starts nor
   // stops: `shape` says how many of its masters the run uses; client links
-  // are proxies in front of them like before. Faults acting on servers are
-  // never asked of it (the runner reports them unavailable first).
+  // are proxies in front of them like before. With Sentinels, server 0 is
+  // whichever server they name master now (an earlier run may have failed it
+  // over) and every listed replica is a server of the run; `shape.sentinels`
+  // > 0 first waits until they could fail over. Replicas the run uses must be
+  // in sync first (a probe key under the target's prefix). Faults acting on
+  // server processes are never asked of it (the runner reports them
+  // unavailable first); failovers are, when the target allows them.
   Cluster(const Target& target, const ClusterShape& shape, int clients, uint64_t seed);
   ~Cluster() override;
 
@@ -78,7 +83,9 @@ class Cluster final : public FaultTargets {
   NetworkLink& link(size_t client, size_t server) override;
   // Whether the servers run in network namespaces.
   bool uses_netns() const { return !nodes_.empty(); }
-  bool has_sentinels() const override { return sentinels_ || !external_sentinels_.empty(); }
+  bool has_sentinels() const override { return sentinels_ || external_sentinels_; }
+  void promote(size_t server) override;
+  Endpoint start_sentinel_failover() override;
   size_t await_sentinel_failover(const Endpoint& old_master,
                                  std::chrono::milliseconds timeout) override;
   SentinelGroup* sentinels() { return sentinels_.get(); }
@@ -106,12 +113,13 @@ class Cluster final : public FaultTargets {
   Endpoint current_master() const;
 
   size_t masters_ = 0;
-  std::vector<std::unique_ptr<NetnsNode>> nodes_;  // [master], with the netns backend
-  std::vector<Endpoint> addresses_;                // of every server, in server order
-  // An external target's Sentinels and the name they know node 0's master by.
-  std::vector<Endpoint> external_sentinels_;
-  std::string master_name_;
-  ConnectionOptions auth_;  // an external target's credentials
+  std::vector<std::unique_ptr<NetnsNode>> nodes_;   // [master], with the netns backend
+  std::vector<Endpoint> addresses_;                 // of every server, in server order
+  std::optional<SentinelView> external_sentinels_;  // an external target's
+  ConnectionOptions auth_;                          // an external target's credentials
+  // Replicas of an external target promoted by the run, and the master each
+  // is put back under when the run ends.
+  std::vector<std::pair<Endpoint, Endpoint>> to_demote_;
   std::vector<std::unique_ptr<ServerClock>> clocks_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<FaultProxy>> replication_links_;

@@ -6,6 +6,9 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
 #include <thread>
 
 #include "adapter_lock.h"
@@ -100,14 +103,27 @@ std::optional<std::string> unavailable_reason(const Scenario& scenario, const Sc
 }
 
 // The shape of a run on `target`: as many of its servers as the algorithm
-// uses, none started, nothing under the clock shim.
+// uses, none started, nothing under the clock shim; `sentinels` > 0 when the
+// run wants Sentinel and the target has it.
 ClusterShape shape_on(const Target& target, ClusterShape wanted, bool multi_node) {
   ClusterShape shape = wanted;
   shape.masters = multi_node ? int(target.masters.size()) : 1;
   shape.replicas = std::min(wanted.replicas, int(target.replicas.size()));
-  shape.sentinels = 0;
+  shape.sentinels = target.sentinels.empty() ? 0 : wanted.sentinels;
   shape.server_clocks = false;
   return shape;
+}
+
+// Runs on one target share it, except a run that fails it over: that one
+// has it to itself, since every other run's master would move under it.
+// (Within this lab only: labs elsewhere must not fail over a target they share.)
+std::shared_mutex& access_to(const Target& target) {
+  static std::mutex mu;
+  static std::map<std::filesystem::path, std::unique_ptr<std::shared_mutex>> access;
+  std::lock_guard l(mu);
+  auto& slot = access[std::filesystem::absolute(target.file)];
+  if (!slot) slot = std::make_unique<std::shared_mutex>();
+  return *slot;
 }
 
 // A Redis glob pattern matching exactly the keys that start with `prefix`.
@@ -120,15 +136,17 @@ std::string glob_for_prefix(const std::string& prefix) {
   return out + "*";
 }
 
-// Removes every key of one run (its prefix) from the target's masters when
-// the run ends, however it ends: a shared Redis keeps only what it had.
+// Removes every key of one run (its prefix) from the target when the run
+// ends, however it ends: a shared Redis keeps only what it had. Every server
+// is asked, since a failover may have moved the master; replicas refuse the
+// UNLINK and get the deletion from their master.
 class RunKeys {
  public:
   RunKeys(const Target& target, std::string prefix) : target_(target), prefix_(std::move(prefix)) {}
   ~RunKeys() {
-    for (const Endpoint& master : target_.masters) {
+    for (const Endpoint& server : target_.servers()) {
       try {
-        HiredisConnection connection(master, target_.connection_options());
+        HiredisConnection connection(server, target_.connection_options());
         std::string cursor = "0";
         // Bounded: SCAN ends when the cursor comes back to 0.
         for (int rounds = 0; rounds < 100000; ++rounds) {
@@ -138,7 +156,7 @@ class RunKeys {
           cursor = r.elements[0].str;
           std::vector<std::string> unlink{"UNLINK"};
           for (const auto& key : r.elements[1].elements) unlink.push_back(key.str);
-          if (unlink.size() > 1) connection.command(unlink);
+          if (unlink.size() > 1 && connection.command(unlink).is_error()) break;  // a replica
           if (cursor == "0") break;
         }
       } catch (const std::exception&) {
@@ -194,6 +212,18 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
                         RunProbe* probe, const Target* target) {
   // On a target, the run's locks (and every key derived from them) live
   // under a prefix of its own.
+  std::shared_lock<std::shared_mutex> shares_target;
+  std::unique_lock<std::shared_mutex> owns_target;
+  if (target) {
+    const bool fails_over =
+        target->allow_failover &&
+        std::any_of(scenario_in.faults.begin(), scenario_in.faults.end(),
+                    [](const Fault& f) { return f.kind == FaultKind::Failover; });
+    if (fails_over)
+      owns_target = std::unique_lock(access_to(*target));
+    else
+      shares_target = std::shared_lock(access_to(*target));
+  }
   std::optional<RunKeys> keys;
   Scenario prefixed;
   if (target) {

@@ -1,5 +1,6 @@
 #include "target.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -143,6 +144,13 @@ void check_target_reachable(const Target& target) {
           connection.command({"SENTINEL", "get-master-addr-by-name", target.master_name});
       if (reply.type != Reply::Type::Array || reply.elements.size() != 2)
         throw RedisError("does not monitor a master named '" + target.master_name + "'", false);
+      // Clients go where Sentinel says, so that must be a server of the file.
+      const Endpoint master{reply.elements[0].str, std::stoi(reply.elements[1].str)};
+      const auto servers = target.servers();
+      if (std::find(servers.begin(), servers.end(), master) == servers.end())
+        throw RedisError("names " + master.str() + " master of '" + target.master_name +
+                             "', which is neither in masters nor in replicas",
+                         false);
     } catch (const std::exception& error) {
       throw TargetError(target.describe() + ": sentinel " + e.str() + ": " + error.what());
     }
@@ -161,10 +169,12 @@ std::optional<std::string> unavailable_on(const Fault& fault, const Target& targ
     case FaultTarget::Replication:
       return head + "it cuts the servers' replication links, which the lab does not control";
     case FaultTarget::Cluster:
-      return head + (target.allow_failover
-                         ? "the file allows failovers, but the lab forces one only by killing a "
-                           "master it started"
-                         : "the file does not allow failovers (allow_failover)");
+      if (!target.allow_failover)
+        return head + "the file does not allow failovers (allow_failover)";
+      if (target.replicas.empty()) return head + "the file names no replica to promote";
+      if (fault.mode == "sentinel" && target.sentinels.empty())
+        return head + "a Sentinel failover needs the target's Sentinels, and the file names none";
+      return std::nullopt;
     case FaultTarget::Server:
       break;
   }

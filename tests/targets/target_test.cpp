@@ -182,6 +182,152 @@ TEST(Target, SentinelTargetRunsAndFailoverIsUnavailable) {
   EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_TRUE(master.running());
   EXPECT_TRUE(replica.running());
+
+  // Clients go where Sentinel says: a master the file does not list is refused up front.
+  const auto partial = write_target(dir, {{"masters", {replica.endpoint().str()}},
+                                          {"sentinels", sentinel_list},
+                                          {"master_name", sentinels.master_name()}});
+  const Outcome refused =
+      locklab("",
+              "run " + scenario("smoke.json") + " --target " + partial.string() + " --out " +
+                  (dir.path() / "partial").string(),
+              dir);
+  EXPECT_EQ(refused.status, 2) << refused.err;
+  EXPECT_NE(refused.err.find("names " + master.endpoint().str() + " master of"), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+}
+
+// A two-client story whose only fault is a failover of `mode` right after
+// c1's acquire (the canonical failover stories also cut replication, which
+// the lab cannot do to a target).
+std::filesystem::path failover_story(const TempDir& dir, const std::string& mode) {
+  json story = json::parse(slurp(scenario("failover-before-replication.json")));
+  story["name"] = "failover-on-target";
+  story["algorithms"] = {"set-nx-px"};
+  story["topology"] = {{"nodes", 1}, {"replicas", 1}, {"sentinels", mode == "sentinel" ? 3 : 0}};
+  story["duration_ms"] = mode == "sentinel" ? 6000 : 3000;
+  story["faults"] = {
+      {{"kind", "pause"}, {"at_ms", 0}, {"clients", {"c2"}}, {"duration_ms", 300}},
+      {{"kind", "failover"}, {"mode", mode}, {"when", {{"client", "c1"}, {"step", "acquired"}}}}};
+  // Whether c2 then takes the lock depends on whether the key replicated
+  // first; the tests are about the failover, not the verdict.
+  story["expect"] = {{"default", {{"verdict", "safe"}}}};
+  const auto file = dir.path() / ("failover-" + mode + ".json");
+  std::ofstream(file) << story.dump(2);
+  return file;
+}
+
+// The nemesis events of the failover in one run's history: start, end.
+std::vector<json> failover_events(const std::filesystem::path& history) {
+  std::vector<json> out;
+  std::ifstream in(history);
+  std::string line;
+  while (std::getline(in, line)) {
+    const json e = json::parse(line);
+    if (e["process"] == "nemesis" && e["f"] == "failover") out.push_back(e);
+  }
+  return out;
+}
+
+// allow_failover, manual mode: the lab promotes the target's replica with the
+// target's credentials, clients move to it, and when the run ends the replica
+// goes back under its master, with no key of the run left anywhere.
+TEST(Target, ManualFailoverWhenAllowedPromotesTheReplicaAndPutsItBack) {
+  TempDir dir("target-test");
+  RedisServerOptions master_options;
+  master_options.extra_args = {"--requirepass", "s3cret"};
+  master_options.password = "s3cret";
+  RedisServer master(master_options);
+  RedisServerOptions replica_options = master_options;
+  replica_options.name = "replica";
+  replica_options.replica_of = master.endpoint();
+  replica_options.extra_args.insert(replica_options.extra_args.end(), {"--masterauth", "s3cret"});
+  RedisServer replica(replica_options);
+  const ConnectionOptions auth{.password = "s3cret"};
+  command(master, {"SET", "someone-else", "keep"});
+  wait_until_replica_synced(master.endpoint(), replica.endpoint(), std::chrono::seconds(10), auth);
+  const auto story = failover_story(dir, "manual");
+  for (const bool allowed : {false, true}) {
+    SCOPED_TRACE(allowed);
+    const auto target = write_target(dir, {{"masters", {master.endpoint().str()}},
+                                           {"replicas", {replica.endpoint().str()}},
+                                           {"password_env", "LOCKLAB_TEST_PASSWORD"},
+                                           {"allow_failover", allowed}});
+    const auto out = dir.path() / (allowed ? "allowed" : "refused");
+    const Outcome o = locklab(
+        "LOCKLAB_TEST_PASSWORD=s3cret",
+        "run " + story.string() + " --target " + target.string() + " --out " + out.string(), dir);
+    EXPECT_NE(o.status, 2) << o.err;
+    const json run = json::parse(slurp(out / "results.json"))["runs"][0];
+    if (!allowed) {
+      EXPECT_EQ(run["outcome"], "not-applicable") << run.dump(2);
+      EXPECT_NE(run.value("not_applicable", "").find("allow_failover"), std::string::npos)
+          << run.dump(2);
+      continue;
+    }
+    EXPECT_EQ(run["error"], nullptr) << run.dump(2) << o.err;
+    EXPECT_FALSE(run.contains("not_applicable")) << run.dump(2);
+    EXPECT_TRUE(run["exercised"].get<bool>()) << run.dump(2);
+    EXPECT_EQ(failover_events(out / "set-nx-px" / "history.jsonl").size(), 1u);
+    // The replica was really promoted, and is a replica of the master again.
+    EXPECT_NE(slurp(replica.dir() / "server.log").find("MASTER MODE enabled"), std::string::npos);
+    EXPECT_EQ(master_of(replica.endpoint(), auth), master.endpoint());
+    wait_until_replica_synced(master.endpoint(), replica.endpoint(), std::chrono::seconds(10),
+                              auth);
+    for (const RedisServer* server : {&master, &replica}) {
+      EXPECT_EQ(server->connect()->command({"DBSIZE"}).integer, 1);
+      EXPECT_EQ(server->connect()->command({"GET", "someone-else"}).str, "keep");
+    }
+  }
+  EXPECT_TRUE(master.running());
+  EXPECT_TRUE(replica.running());
+}
+
+// allow_failover, Sentinel mode: the lab asks the target's Sentinels for a
+// failover (it kills nothing) and clients follow the new master; the next run
+// finds the master where Sentinel now says it is, and fails it over back.
+TEST(Target, SentinelFailoverWhenAllowedAndTheNextRunFollowsTheMovedMaster) {
+  TempDir dir("target-test");
+  RedisServer master;
+  RedisServerOptions replica_options;
+  replica_options.name = "replica";
+  replica_options.replica_of = master.endpoint();
+  RedisServer replica(replica_options);
+  wait_until_replica_synced(master.endpoint(), replica.endpoint(), std::chrono::seconds(10));
+  SentinelGroup sentinels(master.endpoint());
+  sentinels.wait_until_replicas_known(1, std::chrono::seconds(20));
+  json sentinel_list = json::array();
+  for (const auto& e : sentinels.endpoints()) sentinel_list.push_back(e.str());
+  const auto target = write_target(dir, {{"masters", {master.endpoint().str()}},
+                                         {"replicas", {replica.endpoint().str()}},
+                                         {"sentinels", sentinel_list},
+                                         {"master_name", sentinels.master_name()},
+                                         {"allow_failover", true}});
+  const auto story = failover_story(dir, "sentinel");
+  Endpoint expected_new = replica.endpoint();
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    const auto out = dir.path() / ("round" + std::to_string(round));
+    const Outcome o = locklab(
+        "", "run " + story.string() + " --target " + target.string() + " --out " + out.string(),
+        dir);
+    EXPECT_NE(o.status, 2) << o.err;
+    const json run = json::parse(slurp(out / "results.json"))["runs"][0];
+    EXPECT_EQ(run["error"], nullptr) << run.dump(2) << o.err;
+    EXPECT_TRUE(run["exercised"].get<bool>()) << run.dump(2);
+    const auto events = failover_events(out / "set-nx-px" / "history.jsonl");
+    ASSERT_EQ(events.size(), 2u) << o.err;
+    const json& end = events[1]["value"];
+    EXPECT_FALSE(end.contains("error")) << end.dump();
+    EXPECT_EQ(end.value("new_master", ""), expected_new.str()) << end.dump();
+    EXPECT_EQ(sentinels.master_address(), expected_new);
+    expected_new = expected_new == replica.endpoint() ? master.endpoint() : replica.endpoint();
+  }
+  // Neither server was stopped, and the runs' keys are gone.
+  EXPECT_TRUE(master.running());
+  EXPECT_TRUE(replica.running());
+  EXPECT_EQ(command(master, {"DBSIZE"}).integer, 0);
 }
 
 // DEBUG SLEEP reaches a target's server only when its file allows it.
