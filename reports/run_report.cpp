@@ -214,6 +214,7 @@ class Section {
                       verdict_pill(run_.verdict) +
                       outcome_badge(run_.outcome, run_.like.value_or(""));
     std::vector<std::string> meta;
+    if (run_.target) meta.push_back("on target " + *run_.target);
     if (run_.seed) meta.push_back("seed " + std::to_string(*run_.seed));
     if (run_.seconds) meta.push_back("took " + format_duration(int64_t(*run_.seconds * 1e9)));
     for (size_t i = 0; i < meta.size(); ++i)

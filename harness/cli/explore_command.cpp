@@ -42,7 +42,7 @@ std::string stand_in(const AdapterInfo& hello, const std::string& like) {
 Action add_explore_command(CLI::App& parent) {
   struct Options {
     std::string algorithm, adapter, like, out_dir, faults, kinds, reproduce = "2/3", shard = "1/1";
-    std::string target;
+    std::string target, network;
     double minutes = 0;
     int64_t runs = 0;
     int jobs = 1, confirm_runs = 10, shrink_candidates = 60, max_found = 8;
@@ -103,6 +103,12 @@ Action add_explore_command(CLI::App& parent) {
   explore->add_option("--max-found", options->max_found, "Distinct violations shrunk at most")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  explore
+      ->add_option("--network", options->network,
+                   "How link faults are done in every generated scenario: proxy (a fault proxy "
+                   "per link) or netns (each node in a network namespace; iptables, netem; needs "
+                   "root); found scenarios keep it (default: proxy)")
+      ->check(CLI::IsMember({"proxy", "netns"}));
   explore->add_option("--target", options->target,
                       std::string(kTargetHelp) +
                           "; without --faults, only the faults the target can take are tried");
@@ -143,6 +149,7 @@ Action add_explore_command(CLI::App& parent) {
                                                : (*runs ? int64_t(24 * 3600) : 300));
     o.jobs = options->jobs;
     o.shard = suite::parse_shard(options->shard);
+    o.space.network = options->network;
     o.seed = *seed ? options->seed
                    : uint64_t(std::chrono::system_clock::now().time_since_epoch().count() / 1000) %
                          1'000'000'000;

@@ -422,10 +422,8 @@ class Explorer {
 
   json document_of(const std::string& started_at) const {
     const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-    std::vector<FaultKind> allowed = options_.space.fault_kinds;
-    if (allowed.empty())
-      for (const auto& row : fault_kinds()) allowed.push_back(row.kind);
-    std::vector<std::string> steps = workload_steps_for();
+    const std::vector<FaultKind> allowed = drawn_kinds(options_.space);
+    const std::vector<std::string> steps = coverable_steps(options_.space);
     json found = json::array();
     for (const auto& f : findings_) {
       json faults = json::array();
@@ -482,6 +480,8 @@ class Explorer {
            }()},
           {"lock_steps", options_.space.lock_steps},
           {"max_faults", options_.space.max_faults},
+          {"network",
+           options_.space.network.empty() ? json(nullptr) : json(options_.space.network)},
           {"reproduce", {{"needed", options_.needed}, {"reruns", options_.reruns}}},
           {"confirm_runs", options_.confirm_runs}}},
         {"runs_total", runs_.size()},
@@ -509,14 +509,6 @@ class Explorer {
     std::sort(runs.begin(), runs.end(),
               [](const json& a, const json& b) { return a["index"] < b["index"]; });
     return runs;
-  }
-
-  // The steps the generator could trigger at, for the coverage table.
-  std::vector<std::string> workload_steps_for() const {
-    bool reentrant = false;
-    for (const auto& a : algorithms())
-      if (a.id == options_.space.algorithm) reentrant = a.reentrant;
-    return trigger_steps(options_.space, reentrant);
   }
 
   const ExploreOptions& options_;

@@ -25,6 +25,7 @@ struct Space {
   std::vector<std::string> lock_steps;
   std::vector<FaultKind> fault_kinds;  // kinds to draw from; empty: every kind
   int max_faults = 3;                  // faults per scenario: 1 … max_faults
+  std::string network;                 // every scenario's topology.network; empty: the default
 };
 
 // The default space of a built-in algorithm: its own steps, every fault kind.
@@ -42,6 +43,13 @@ uint64_t scenario_seed(uint64_t seed, uint64_t index);
 // ones only with `nesting`), plus the lock's own that the scenario loader
 // accepts for space.algorithm.
 std::vector<std::string> trigger_steps(const Space& space, bool nesting);
+
+// Every step some scenario of `space` may trigger at: trigger_steps(), with
+// the nesting ones when the algorithm re-enters its lock.
+std::vector<std::string> coverable_steps(const Space& space);
+
+// The fault kinds scenarios of `space` draw from (space.fault_kinds, or every kind).
+std::vector<FaultKind> drawn_kinds(const Space& space);
 
 // A numeric field `generate` draws for a kind, and from where: [low, high],
 // in multiples of the lease when `per_ttl`, else as is (a clock rate).

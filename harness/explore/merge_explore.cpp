@@ -37,6 +37,8 @@ Space space_of(const json& doc) {
   space.algorithm = doc.at("algorithm").get<std::string>();
   space.lock_steps = doc["options"].value("lock_steps", std::vector<std::string>{});
   space.max_faults = doc["options"].value("max_faults", 3);
+  if (doc["options"].contains("network") && doc["options"]["network"].is_string())
+    space.network = doc["options"]["network"].get<std::string>();
   for (const auto& name : doc["options"].value("fault_kinds", std::vector<std::string>{}))
     if (auto kind = fault_kind_named(name)) space.fault_kinds.push_back(*kind);
   // Every kind listed is the same as none listed: generate() draws from all.
@@ -130,12 +132,7 @@ json merge_explorations(const std::vector<fs::path>& dirs, const fs::path& out_d
   std::sort(runs.begin(), runs.end(),
             [](const json& a, const json& b) { return a["index"] < b["index"]; });
 
-  std::vector<FaultKind> allowed = space.fault_kinds;
-  if (allowed.empty())
-    for (const auto& row : fault_kinds()) allowed.push_back(row.kind);
-  bool reentrant = false;
-  for (const auto& a : algorithms())
-    if (a.id == space.algorithm) reentrant = a.reentrant;
+  const std::vector<FaultKind> allowed = drawn_kinds(space);
 
   json merged = first;
   merged["invocation"] = suite::current_invocation();
@@ -153,7 +150,7 @@ json merge_explorations(const std::vector<fs::path>& dirs, const fs::path& out_d
   merged["shrink_runs"] = shrink_runs;
   merged["violations_by_kind"] = by_kind;
   merged["kinds_seen"] = seen;
-  merged["coverage"] = coverage.to_json(allowed, trigger_steps(space, reentrant));
+  merged["coverage"] = coverage.to_json(allowed, coverable_steps(space));
   merged["found"] = found;
   merged["not_shrunk"] = not_shrunk;
   int status = found.empty() && not_shrunk.empty() ? 0 : 1;

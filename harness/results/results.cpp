@@ -281,6 +281,7 @@ json RunResult::to_json() const {
   for (const auto& fault : faults) out["faults"].push_back(fault_json(fault));
   if (adapter) out["adapter"] = *adapter;
   if (like) out["like"] = *like;
+  if (target) out["target"] = *target;
   if (expected) out["expected"] = expectation_json(*expected);
   if (!history.empty()) out["history"] = history;
   if (seed) out["seed"] = *seed;
@@ -304,6 +305,7 @@ RunResult RunResult::from_json(const json& document, const std::filesystem::path
   if (out.algorithm.empty()) r.fail(r.path("algorithm"), "is missing or empty");
   out.adapter = r.text("adapter");
   out.like = r.text("like");
+  out.target = r.text("target");
   if (r.find("expected")) out.expected = read_expectation(r.child("expected"));
   out.history = r.text("history").value_or("");
   out.seed = r.unsigned_integer("seed");

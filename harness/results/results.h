@@ -108,6 +108,7 @@ struct RunResult {
   std::string algorithm;               // the algorithm id, or the adapter's name
   std::optional<std::string> adapter;  // the adapter program's command, when one ran
   std::optional<std::string> like;     // the built-in the adapter stands in for (--like)
+  std::optional<std::string> target;   // the external target's name, when the run used one
   std::optional<Expectation> expected;
   std::string history;               // the history file, relative to the run directory; empty: none
   std::optional<uint64_t> seed;      // the run's seed

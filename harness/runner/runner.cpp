@@ -240,6 +240,7 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
   run.seed = seed;
   if (adapter) run.adapter = adapter->command;
   if (external && external->like) run.like = *external->like;
+  if (target) run.target = target->name;
   try {
     ClusterShape shape =
         adapter ? ClusterShape{scenario.topology.nodes, scenario.topology.replicas,

@@ -132,6 +132,14 @@ TEST(Generator, OnlyTheKindsAskedForAndTheirTopology) {
   }
 }
 
+TEST(Generator, EveryScenarioTakesTheSpacesNetwork) {
+  Space space = space_for("set-nx-px");
+  const std::string by_default = generate(space, 4, 0).topology.network;
+  EXPECT_EQ(by_default, Topology{}.network);
+  space.network = "netns";
+  for (uint64_t i = 0; i < 20; ++i) EXPECT_EQ(generate(space, 4, i).topology.network, "netns");
+}
+
 TEST(Generator, SequencesDifferBySeedAndIndex) {
   const Space space = space_for("redlock");
   EXPECT_NE(scenario_to_json(generate(space, 1, 0)), scenario_to_json(generate(space, 2, 0)));

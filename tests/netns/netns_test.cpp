@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -339,6 +340,38 @@ TEST(NetnsScenario, PartitionStoryReachesItsVerdictInNamespaces) {
   EXPECT_NE(text.str().find("expected violated, met"), std::string::npos) << text.str();
   EXPECT_EQ(text.str().find("using the fault proxy"), std::string::npos) << text.str();
   EXPECT_TRUE(saw_namespaces);
+  EXPECT_TRUE(namespaces_of(lab.pid()).empty());
+}
+
+// explore --network netns: every generated scenario runs in namespaces, and
+// the exploration says so.
+TEST(NetnsScenario, ExploreRunsGeneratedScenariosInNamespaces) {
+  SKIP_WITHOUT_NETNS();
+  TempDir out("locklab-netns-explore");
+  ChildProcess lab(
+      ProcessSpec{.argv = {LOCKLAB_PATH, "explore", "set-nx-px", "--faults", "partition", "--runs",
+                           "2", "--seed", "3", "--kinds", "stale-write", "--network", "netns",
+                           "--out", (out.path() / "explore").string()},
+                  .env = {},
+                  .cwd = {},
+                  .output = out.path() / "stderr"});
+  bool saw_namespaces = false;
+  std::optional<int> status;
+  for (int i = 0; i < 12000 && !(status = lab.poll()); ++i) {
+    saw_namespaces = saw_namespaces || !namespaces_of(lab.pid()).empty();
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_TRUE(status.has_value()) << "the exploration did not end in 2 minutes";
+  std::ifstream err(out.path() / "stderr");
+  std::stringstream text;
+  text << err.rdbuf();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << text.str();
+  EXPECT_EQ(text.str().find("using the fault proxy"), std::string::npos) << text.str();
+  EXPECT_TRUE(saw_namespaces);
+  std::ifstream doc(out.path() / "explore" / "explore.json");
+  const nlohmann::json explored = nlohmann::json::parse(doc);
+  EXPECT_EQ(explored["options"]["network"], "netns");
+  EXPECT_EQ(explored["runs_total"], 2);
   EXPECT_TRUE(namespaces_of(lab.pid()).empty());
 }
 

@@ -65,6 +65,8 @@ TEST(Target, RunOnExternalNodeWorksKeepsOthersKeysAndLeavesServerRunning) {
   ASSERT_EQ(o.status, 0) << o.err;
   const json results = json::parse(slurp(out / "results.json"));
   EXPECT_EQ(results["runs"][0]["outcome"], "met") << results.dump(2);
+  EXPECT_EQ(results["runs"][0]["target"], "test-target") << results.dump(2);
+  EXPECT_NE(slurp(out / "report.html").find("on target test-target"), std::string::npos);
   // The run's own keys were under the prefix, and are gone; nothing else was touched.
   std::ifstream history(out / "set-nx-px" / "history.jsonl");
   std::string line;
