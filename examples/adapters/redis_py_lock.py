@@ -13,6 +13,7 @@ redis.lock.Lock works on one Redis server: this adapter uses the first one.
 """
 import argparse
 import json
+import os
 import sys
 
 import redis
@@ -95,8 +96,11 @@ def main():
     host, port = args.redis.split(",")[0].rsplit(":", 1)
     # Short socket timeouts: a partitioned or paused server gives an unknown
     # outcome within a second instead of a silent adapter.
+    # On a target with credentials the lab passes them in the environment.
     client = redis.Redis(host=host, port=int(port), socket_timeout=1.0,
-                         socket_connect_timeout=0.5)
+                         socket_connect_timeout=0.5,
+                         username=os.environ.get("LOCKLAB_REDIS_USERNAME") or None,
+                         password=os.environ.get("LOCKLAB_REDIS_PASSWORD") or None)
     for line in sys.stdin:
         request = json.loads(line)
         response = handle(client, request)

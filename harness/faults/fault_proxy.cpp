@@ -118,7 +118,7 @@ struct Latency {
 // the thread and waits until the action has been applied.
 class FaultProxy::Loop {
  public:
-  Loop(Endpoint upstream, uint64_t seed);
+  Loop(Endpoint upstream, uint64_t seed, const std::string& listen_host);
   ~Loop();
 
   void submit(Action action);
@@ -168,7 +168,7 @@ class FaultProxy::Loop {
   std::thread thread_;
 };
 
-FaultProxy::Loop::Loop(Endpoint upstream_endpoint, uint64_t seed)
+FaultProxy::Loop::Loop(Endpoint upstream_endpoint, uint64_t seed, const std::string& listen_host)
     : upstream_(std::move(upstream_endpoint)),
       upstream_address_(ipv4_address(upstream_)),
       jitter_rng_(seed) {
@@ -179,7 +179,7 @@ FaultProxy::Loop::Loop(Endpoint upstream_endpoint, uint64_t seed)
     if (fd < 0) throw std::runtime_error(system_error_text("FaultProxy: cannot create a socket"));
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    endpoint = Endpoint{"127.0.0.1", free_loopback_port()};
+    endpoint = Endpoint{listen_host, free_loopback_port()};
     sockaddr_in address = ipv4_address(endpoint);
     if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
       listen_fd_ = fd;
@@ -516,8 +516,8 @@ void FaultProxy::Loop::run() {
   }
 }
 
-FaultProxy::FaultProxy(Endpoint upstream, uint64_t seed)
-    : loop_(std::make_unique<Loop>(std::move(upstream), seed)) {}
+FaultProxy::FaultProxy(Endpoint upstream, uint64_t seed, const std::string& listen_host)
+    : loop_(std::make_unique<Loop>(std::move(upstream), seed, listen_host)) {}
 
 FaultProxy::~FaultProxy() = default;
 

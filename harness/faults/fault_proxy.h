@@ -3,7 +3,8 @@
 // connections, or cut connections. It needs no privileges and no netem;
 // netns.h is the kernel-level alternative (namespaces, iptables, netem).
 //
-// It listens on a free 127.0.0.1 port and opens one upstream connection per
+// It listens on a free 127.0.0.1 port (or a port of another local address of
+// the lab's, such as its end of a veth) and opens one upstream connection per
 // accepted client. One thread moves the bytes; the control methods may be
 // called from any thread, and each returns once the proxy has applied it.
 // pass(), blackhole() and reject() each replace the proxy's mode; delay()
@@ -35,8 +36,9 @@ class FaultProxy final : public NetworkLink {
   // Starts forwarding to `upstream` (connected once per client, so the
   // upstream may be down or restart; a client whose upstream connection
   // fails is reset). `seed` drives the delay jitter.
-  // Throws std::runtime_error if no port can be bound.
-  explicit FaultProxy(Endpoint upstream, uint64_t seed = 1);
+  // Throws std::runtime_error if no port can be bound on `listen_host`.
+  explicit FaultProxy(Endpoint upstream, uint64_t seed = 1,
+                      const std::string& listen_host = "127.0.0.1");
   ~FaultProxy() override;
   FaultProxy(const FaultProxy&) = delete;
   FaultProxy& operator=(const FaultProxy&) = delete;

@@ -361,6 +361,10 @@ void NetnsNode::teardown() noexcept {
   state_file_.clear();
 }
 
+std::string NetnsNode::lab_address() const {
+  return subnet_address(slot_, 1);
+}
+
 std::string NetnsNode::node_address() const {
   return subnet_address(slot_, 2);
 }

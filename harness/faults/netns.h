@@ -66,6 +66,9 @@ class NetnsNode {
   const std::string& host_veth() const { return host_veth_; }
   // The node's address for the lab's own connections (never broken).
   std::string node_address() const;
+  // The lab's end of the veth (root namespace): the one address a process in
+  // the namespace reaches the lab at (a replica, its replication proxy).
+  std::string lab_address() const;
   // The address client `client` reaches the node at.
   std::string client_address(size_t client) const;
   // Prefix to an argv that runs a program inside the namespace.

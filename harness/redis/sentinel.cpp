@@ -91,6 +91,8 @@ void SentinelGroup::start(Sentinel& sentinel, const Endpoint& master, int index)
       std::ofstream out(config, std::ios::trunc);
       out << "port " << sentinel.endpoint.port << "\n"
           << "bind 127.0.0.1\n"
+          // Other sentinels reach it here, whichever address it meets a node from.
+          << "sentinel announce-ip 127.0.0.1\n"
           << "protected-mode no\n"
           << "daemonize no\n"
           << "logfile \"\"\n"

@@ -29,11 +29,8 @@ ClusterShape shape_for(const std::string& algorithm, const Topology& topology) {
   return shape;
 }
 
-std::optional<std::string> netns_unusable_reason(const ClusterShape& shape) {
-  if (auto why = netns_unavailable_reason()) return why;
-  if (shape.replicas > 0 || shape.sentinels > 0)
-    return std::string("the netns backend runs masters only (no replicas or Sentinel yet)");
-  return std::nullopt;
+std::optional<std::string> netns_unusable_reason() {
+  return netns_unavailable_reason();
 }
 
 namespace {
@@ -50,14 +47,13 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
   const int total = shape.masters + shape.replicas;
   bool netns = shape.netns;
   if (netns) {
-    if (auto why = netns_unusable_reason(shape)) {
+    if (auto why = netns_unusable_reason()) {
       say_once(*why + "; using the fault proxy");
       netns = false;
     }
   }
   if (netns) {
-    for (int i = 0; i < shape.masters; ++i)
-      nodes_.push_back(std::make_unique<NetnsNode>(size_t(clients)));
+    for (int i = 0; i < total; ++i) nodes_.push_back(std::make_unique<NetnsNode>(size_t(clients)));
     if (shape.delay_faults && !nodes_.front()->netem_available()) {
       say_once(kNoNetemMessage);
       nodes_.clear();
@@ -83,15 +79,22 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
   for (int i = 0; i < shape.masters; ++i)
     servers_.push_back(std::make_unique<RedisServer>(options_for(i, "node" + std::to_string(i))));
   for (int r = 0; r < shape.replicas; ++r) {
-    // The replica's port is needed for its announce address before it starts.
-    int port = free_loopback_port();
-    replication_links_.push_back(
-        std::make_unique<FaultProxy>(servers_[0]->endpoint(), seed + 7 * r));
-    RedisServerOptions options =
-        options_for(shape.masters + r, "node0-replica" + std::to_string(r));
-    options.port = port;
+    const int index = shape.masters + r;
+    RedisServerOptions options = options_for(index, "node0-replica" + std::to_string(r));
+    if (nodes_.empty()) {
+      // The replica's port is needed for its announce address before it starts.
+      options.port = free_loopback_port();
+      options.announce = Endpoint{"127.0.0.1", options.port};
+      replication_links_.push_back(
+          std::make_unique<FaultProxy>(servers_[0]->endpoint(), seed + 7 * r));
+    } else {
+      // In its namespace the replica reaches the lab only at the lab's end of
+      // its veth; the replication proxy listens there.
+      options.announce = Endpoint{options.host, options.port};
+      replication_links_.push_back(std::make_unique<FaultProxy>(
+          servers_[0]->endpoint(), seed + 7 * r, nodes_[size_t(index)]->lab_address()));
+    }
     options.replica_of = replication_links_.back()->endpoint();
-    options.announce = Endpoint{"127.0.0.1", port};
     servers_.push_back(std::make_unique<RedisServer>(options));
   }
   for (int r = 0; r < shape.replicas; ++r)
@@ -147,9 +150,17 @@ void Cluster::build_links(const ClusterShape& shape, int clients, uint64_t seed)
     for (size_t s = 0; s < total; ++s)
       links_.back().push_back(
           std::make_unique<FaultProxy>(addresses_[s], seed * 131 + uint64_t(c) * total + s));
-    if (total > masters_)
-      node0_relays_.push_back(std::make_unique<FaultProxy>(links_.back()[0]->endpoint()));
   }
+  // Relays only where node 0 may move, for locks given their addresses once.
+  if (total > masters_ && (shape.client_links || !nodes_.empty()))
+    for (int c = 0; c < clients; ++c)
+      node0_relays_.push_back(std::make_unique<FaultProxy>(link_endpoint(size_t(c), 0)));
+}
+
+Endpoint Cluster::link_endpoint(size_t client, size_t server) const {
+  if (!nodes_.empty()) return Endpoint{nodes_.at(server)->client_address(client), NetnsNode::kPort};
+  if (links_.empty()) return addresses_.at(server);
+  return links_.at(client).at(server)->endpoint();
 }
 
 // Proxies first, so no client traffic is in flight while servers stop.
@@ -200,9 +211,7 @@ Endpoint Cluster::client_endpoint(size_t client, size_t node) {
       server = node0_server_;
     }
   }
-  if (!nodes_.empty()) return Endpoint{nodes_.at(server)->client_address(client), NetnsNode::kPort};
-  if (links_.empty()) return addresses_.at(server);
-  return links_.at(client).at(server)->endpoint();
+  return link_endpoint(client, server);
 }
 
 NetworkLink& Cluster::link(size_t client, size_t server) {
@@ -224,7 +233,7 @@ void Cluster::redirect_node0(size_t server) {
   }
   // The relays' open connections end when the old master's links are cut or it dies.
   for (size_t c = 0; c < node0_relays_.size(); ++c)
-    node0_relays_[c]->retarget(links_.at(c).at(server)->endpoint());
+    node0_relays_[c]->retarget(link_endpoint(c, server));
 }
 
 void Cluster::promote(size_t server) {

@@ -7,11 +7,12 @@
 // hop doubles every command's round trip and costs a thread's CPU). Every
 // replica replicates through a proxy.
 //
-// With the netns backend (shape.netns) each master runs in a network
+// With the netns backend (shape.netns) each server runs in a network
 // namespace of its own instead (netns.h) and client c reaches it at an
 // address of its own there, so a link is a set of iptables rules and netem
-// qdiscs rather than a proxy. Where that backend cannot run, the cluster
-// says why once on stderr and uses the proxies.
+// qdiscs rather than a proxy; a replica replicates through a proxy at the
+// lab's end of its veth, and Sentinels run in the lab's namespace. Where that
+// backend cannot run, the cluster says why once on stderr and uses the proxies.
 #pragma once
 
 #include <memory>
@@ -45,9 +46,9 @@ struct ClusterShape {
   bool delay_faults = false;   // the run delays links (netns needs netem for that)
 };
 
-// Why the netns backend cannot serve `shape` here (not root, tools missing,
-// replicas, a delay without netem), or nullopt when it can.
-std::optional<std::string> netns_unusable_reason(const ClusterShape& shape);
+// Why the netns backend cannot run here (not root, tools missing), or
+// nullopt when it can (a delay also needs netem, known once a node exists).
+std::optional<std::string> netns_unusable_reason();
 ClusterShape shape_for(const std::string& algorithm, const Topology& topology);
 
 class Cluster final : public FaultTargets {
@@ -110,6 +111,8 @@ class Cluster final : public FaultTargets {
 
  private:
   void build_links(const ClusterShape& shape, int clients, uint64_t seed);
+  // Where client `client` reaches server `server` over its own link.
+  Endpoint link_endpoint(size_t client, size_t server) const;
   Endpoint current_master() const;
 
   size_t masters_ = 0;

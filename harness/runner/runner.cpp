@@ -324,12 +324,17 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
       };
       clients.push_back(std::make_unique<Client>(
           id, seed * 1000 + uint64_t(i + 1), recorder.log_for(id),
-          [&algorithm, adapter, &out_dir, &adapter_clocks](LockContext c) {
+          [&algorithm, adapter, &out_dir, &adapter_clocks, &credentials](LockContext c) {
             if (!adapter) return make_lock(algorithm, c);
             AdapterConfig config = *adapter;
             if (config.log_dir.empty()) config.log_dir = out_dir / algorithm;
             if (!adapter_clocks.empty())
               for (auto& [k, v] : adapter_clocks.back()->env()) config.env[k] = v;
+            // An adapter authenticates on its own (harness/adapter/PROTOCOL.md).
+            if (!credentials.password.empty())
+              config.env["LOCKLAB_REDIS_PASSWORD"] = credentials.password;
+            if (!credentials.username.empty())
+              config.env["LOCKLAB_REDIS_USERNAME"] = credentials.username;
             return make_adapter_lock(config, c);
           },
           context, listener));

@@ -316,31 +316,80 @@ TEST(NetnsCleanup, SweepNeverRemovesWhatTheRecordDoesNotOwn) {
   output_of({"ip", "netns", "del", foreign});
 }
 
-TEST(NetnsScenario, PartitionStoryReachesItsVerdictInNamespaces) {
-  SKIP_WITHOUT_NETNS();
-  TempDir out("locklab-netns-run");
-  ChildProcess lab(ProcessSpec{
-      .argv = {LOCKLAB_PATH, "run", std::string(SCENARIOS_DIR) + "/redisson-renewal-partition.json",
-               "--network", "netns", "--out", (out.path() / "run").string()},
-      .env = {},
-      .cwd = {},
-      .output = out.path() / "stderr"});
-  // Its namespaces, seen while it runs, prove it ran on this backend.
-  bool saw_namespaces = false;
+// A lab command run to its end, with the namespaces it was seen to hold.
+struct WatchedLab {
   std::optional<int> status;
-  for (int i = 0; i < 12000 && !(status = lab.poll()); ++i) {
-    saw_namespaces = saw_namespaces || !namespaces_of(lab.pid()).empty();
+  std::string err;
+  size_t most_namespaces = 0;  // at one moment while it ran
+  size_t namespaces_left = 0;  // after it ended
+};
+
+WatchedLab run_lab(std::vector<std::string> args, const TempDir& out) {
+  args.insert(args.begin(), LOCKLAB_PATH);
+  ChildProcess lab(
+      ProcessSpec{.argv = args, .env = {}, .cwd = {}, .output = out.path() / "stderr"});
+  WatchedLab watched;
+  // Its namespaces, seen while it runs, prove it ran on this backend.
+  for (int i = 0; i < 12000 && !(watched.status = lab.poll()); ++i) {
+    watched.most_namespaces = std::max(watched.most_namespaces, namespaces_of(lab.pid()).size());
     std::this_thread::sleep_for(milliseconds(10));
   }
-  ASSERT_TRUE(status.has_value()) << "the run did not end in 2 minutes";
   std::ifstream err(out.path() / "stderr");
   std::stringstream text;
   text << err.rdbuf();
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << text.str();
-  EXPECT_NE(text.str().find("expected violated, met"), std::string::npos) << text.str();
-  EXPECT_EQ(text.str().find("using the fault proxy"), std::string::npos) << text.str();
-  EXPECT_TRUE(saw_namespaces);
-  EXPECT_TRUE(namespaces_of(lab.pid()).empty());
+  watched.err = text.str();
+  watched.namespaces_left = namespaces_of(lab.pid()).size();
+  return watched;
+}
+
+bool exited_with(const WatchedLab& lab, int code) {
+  return lab.status && WIFEXITED(*lab.status) && WEXITSTATUS(*lab.status) == code;
+}
+
+TEST(NetnsScenario, PartitionStoryReachesItsVerdictInNamespaces) {
+  SKIP_WITHOUT_NETNS();
+  TempDir out("locklab-netns-run");
+  const WatchedLab lab =
+      run_lab({"run", std::string(SCENARIOS_DIR) + "/redisson-renewal-partition.json", "--network",
+               "netns", "--out", (out.path() / "run").string()},
+              out);
+  ASSERT_TRUE(lab.status.has_value()) << "the run did not end in 2 minutes";
+  EXPECT_TRUE(exited_with(lab, 0)) << lab.err;
+  EXPECT_NE(lab.err.find("expected violated, met"), std::string::npos) << lab.err;
+  EXPECT_EQ(lab.err.find("using the fault proxy"), std::string::npos) << lab.err;
+  EXPECT_GT(lab.most_namespaces, 0u);
+  EXPECT_EQ(lab.namespaces_left, 0u);
+}
+
+// Replicas and Sentinel in namespaces too: the failover stories (cut
+// replication, promote by hand or by Sentinel) reach their verdicts with
+// master and replica each in a namespace of its own.
+TEST(NetnsScenario, FailoverStoriesRunWithTheReplicaInItsOwnNamespace) {
+  SKIP_WITHOUT_NETNS();
+  for (const std::string story : {"failover-before-replication", "sentinel-failover"}) {
+    SCOPED_TRACE(story);
+    TempDir out("locklab-netns-run");
+    const WatchedLab lab =
+        run_lab({"run", std::string(SCENARIOS_DIR) + "/" + story + ".json", "-a", "set-nx-px",
+                 "--network", "netns", "--out", (out.path() / "run").string()},
+                out);
+    ASSERT_TRUE(lab.status.has_value()) << "the run did not end in 2 minutes";
+    EXPECT_TRUE(exited_with(lab, 0)) << lab.err;
+    EXPECT_NE(lab.err.find("expected violated, met"), std::string::npos) << lab.err;
+    EXPECT_EQ(lab.err.find("using the fault proxy"), std::string::npos) << lab.err;
+    EXPECT_EQ(lab.most_namespaces, 2u) << "one for the master, one for the replica";
+    EXPECT_EQ(lab.namespaces_left, 0u);
+  }
+  // An adapter, given node 0's address once, follows the promotion too (its relay moves).
+  TempDir out("locklab-netns-run");
+  const WatchedLab lab =
+      run_lab({"run", std::string(SCENARIOS_DIR) + "/failover-before-replication.json", "--adapter",
+               "/usr/bin/python3 " + std::string(EXAMPLES_DIR) + "/adapters/redis_py_lock.py",
+               "--like", "set-nx-px", "--network", "netns", "--out", (out.path() / "run").string()},
+              out);
+  EXPECT_TRUE(exited_with(lab, 0)) << lab.err;
+  EXPECT_NE(lab.err.find("expected violated, met"), std::string::npos) << lab.err;
+  EXPECT_EQ(lab.most_namespaces, 2u);
 }
 
 // explore --network netns: every generated scenario runs in namespaces, and
@@ -348,31 +397,19 @@ TEST(NetnsScenario, PartitionStoryReachesItsVerdictInNamespaces) {
 TEST(NetnsScenario, ExploreRunsGeneratedScenariosInNamespaces) {
   SKIP_WITHOUT_NETNS();
   TempDir out("locklab-netns-explore");
-  ChildProcess lab(
-      ProcessSpec{.argv = {LOCKLAB_PATH, "explore", "set-nx-px", "--faults", "partition", "--runs",
-                           "2", "--seed", "3", "--kinds", "stale-write", "--network", "netns",
-                           "--out", (out.path() / "explore").string()},
-                  .env = {},
-                  .cwd = {},
-                  .output = out.path() / "stderr"});
-  bool saw_namespaces = false;
-  std::optional<int> status;
-  for (int i = 0; i < 12000 && !(status = lab.poll()); ++i) {
-    saw_namespaces = saw_namespaces || !namespaces_of(lab.pid()).empty();
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  ASSERT_TRUE(status.has_value()) << "the exploration did not end in 2 minutes";
-  std::ifstream err(out.path() / "stderr");
-  std::stringstream text;
-  text << err.rdbuf();
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << text.str();
-  EXPECT_EQ(text.str().find("using the fault proxy"), std::string::npos) << text.str();
-  EXPECT_TRUE(saw_namespaces);
+  const WatchedLab lab = run_lab(
+      {"explore", "set-nx-px", "--faults", "partition", "--runs", "2", "--seed", "3", "--kinds",
+       "stale-write", "--network", "netns", "--out", (out.path() / "explore").string()},
+      out);
+  ASSERT_TRUE(lab.status.has_value()) << "the exploration did not end in 2 minutes";
+  EXPECT_TRUE(exited_with(lab, 0)) << lab.err;
+  EXPECT_EQ(lab.err.find("using the fault proxy"), std::string::npos) << lab.err;
+  EXPECT_GT(lab.most_namespaces, 0u);
   std::ifstream doc(out.path() / "explore" / "explore.json");
   const nlohmann::json explored = nlohmann::json::parse(doc);
   EXPECT_EQ(explored["options"]["network"], "netns");
   EXPECT_EQ(explored["runs_total"], 2);
-  EXPECT_TRUE(namespaces_of(lab.pid()).empty());
+  EXPECT_EQ(lab.namespaces_left, 0u);
 }
 
 }  // namespace

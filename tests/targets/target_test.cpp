@@ -439,6 +439,19 @@ TEST(Target, AclUserFromEnvironment) {
   const Outcome wrong = locklab("LOCKLAB_TEST_USER=lab LOCKLAB_TEST_PASSWORD=nope", args, dir);
   EXPECT_EQ(wrong.status, 2);
   EXPECT_NE(wrong.err.find(server.endpoint().str()), std::string::npos) << wrong.err;
+
+  // An adapter is handed the same credentials (LOCKLAB_REDIS_USERNAME/PASSWORD).
+  const auto adapter_out = dir.path() / "adapter";
+  const Outcome adapter =
+      locklab("LOCKLAB_TEST_USER=lab LOCKLAB_TEST_PASSWORD=pw-of-lab",
+              "run " + scenario("smoke.json") + " --adapter '/usr/bin/python3 " + SOURCE_DIR +
+                  "/examples/adapters/redis_py_lock.py' --like set-nx-px --target " +
+                  target.string() + " --out " + adapter_out.string(),
+              dir);
+  EXPECT_EQ(adapter.status, 0) << adapter.err;
+  const json run = json::parse(slurp(adapter_out / "results.json"))["runs"][0];
+  EXPECT_EQ(run["outcome"], "met") << run.dump(2);
+  EXPECT_GT(run["stats"]["acquires_ok"].get<int>(), 0) << run.dump(2);
 }
 
 TEST(Target, UnreachableEndpointIsOneLineNamingIt) {
