@@ -48,6 +48,14 @@ std::string scenario(const std::string& name) {
   return std::string(SOURCE_DIR) + "/scenarios/" + name;
 }
 
+// A server that wants `password` (requirepass); the test's own connections send it.
+RedisServerOptions password_protected(const std::string& password) {
+  RedisServerOptions options;
+  options.extra_args = {"--requirepass", password};
+  options.password = password;
+  return options;
+}
+
 Reply command(const RedisServer& server, const std::vector<std::string>& argv) {
   return server.connect()->command(argv);
 }
@@ -237,11 +245,8 @@ std::vector<json> failover_events(const std::filesystem::path& history) {
 // goes back under its master, with no key of the run left anywhere.
 TEST(Target, ManualFailoverWhenAllowedPromotesTheReplicaAndPutsItBack) {
   TempDir dir("target-test");
-  RedisServerOptions master_options;
-  master_options.extra_args = {"--requirepass", "s3cret"};
-  master_options.password = "s3cret";
-  RedisServer master(master_options);
-  RedisServerOptions replica_options = master_options;
+  RedisServer master(password_protected("s3cret"));
+  RedisServerOptions replica_options = password_protected("s3cret");
   replica_options.name = "replica";
   replica_options.replica_of = master.endpoint();
   replica_options.extra_args.insert(replica_options.extra_args.end(), {"--masterauth", "s3cret"});
@@ -335,10 +340,7 @@ TEST(Target, SentinelFailoverWhenAllowedAndTheNextRunFollowsTheMovedMaster) {
 // DEBUG SLEEP reaches a target's server only when its file allows it.
 TEST(Target, DebugSleepOnlyWhenAllowed) {
   TempDir dir("target-test");
-  RedisServerOptions options;
-  options.extra_args = {"--requirepass", "s3cret"};
-  options.password = "s3cret";
-  RedisServer server(options);
+  RedisServer server(password_protected("s3cret"));
   json story = json::parse(slurp(scenario("smoke.json")));
   story["faults"] = {
       {{"kind", "debug-sleep"}, {"at_ms", 500}, {"nodes", {0}}, {"duration_ms", 500}}};
@@ -389,10 +391,7 @@ TEST(Target, ExploreRunsOnTarget) {
 
 TEST(Target, RequirepassFromEnvironment) {
   TempDir dir("target-test");
-  RedisServerOptions options;
-  options.extra_args = {"--requirepass", "s3cret"};
-  options.password = "s3cret";
-  RedisServer server(options);
+  RedisServer server(password_protected("s3cret"));
   const auto target = write_target(
       dir, {{"masters", {server.endpoint().str()}}, {"password_env", "LOCKLAB_TEST_PASSWORD"}});
   EXPECT_EQ(slurp(target).find("s3cret"), std::string::npos);
