@@ -163,8 +163,11 @@ Action add_explore_command(CLI::App& parent) {
     // Generated runs all of whose faults are unavailable would spend the budget.
     if (target && o.space.fault_kinds.empty())
       for (const auto& row : fault_kinds())
-        if (!unavailable_on(Fault{.kind = row.kind}, *target))
+        if (!unavailable_on(Fault{.kind = row.kind, .mode = "manual"}, *target))
           o.space.fault_kinds.push_back(row.kind);
+    if (target)
+      o.space.sentinel_failovers =
+          !unavailable_on(Fault{.kind = FaultKind::Failover, .mode = "sentinel"}, *target);
 
     suite::CellRunner run_cell = suite::run_built_in;
     if (!options->adapter.empty()) {

@@ -125,7 +125,7 @@ int64_t draw_ms(Draw& draw, const DrawnRange& range, int64_t ttl_ms) {
   return std::max<int64_t>(1, std::llround(draw.real(range.low, range.high) * double(ttl_ms)));
 }
 
-void draw_params(Draw& draw, Fault& fault, int64_t ttl_ms) {
+void draw_params(Draw& draw, Fault& fault, int64_t ttl_ms, bool sentinel_failovers) {
   for (const DrawnRange& range : drawn_ranges(fault.kind)) {
     if (range.optional && draw.chance(40)) continue;
     if (range.param == "rate") {
@@ -140,7 +140,10 @@ void draw_params(Draw& draw, Fault& fault, int64_t ttl_ms) {
   }
   if (const FaultParam* how = find_param(fault.kind, "how"))
     fault.how = std::string(draw.pick(how->choices));
-  if (fault.kind == FaultKind::Failover) fault.mode = draw.chance(80) ? "manual" : "sentinel";
+  if (fault.kind == FaultKind::Failover) {
+    const bool manual = draw.chance(80);  // drawn either way: the sequence stays the same
+    fault.mode = manual || !sentinel_failovers ? "manual" : "sentinel";
+  }
 }
 
 }  // namespace
@@ -242,7 +245,7 @@ Scenario generate(const Space& space, uint64_t seed, uint64_t index) {
       f.when = StepTrigger{"c" + std::to_string(draw.between(1, s.clients)), draw.pick(steps),
                            int(draw(rc::gen::weightedElement<int64_t>({{6, 1}, {2, 2}, {1, 3}})))};
     }
-    draw_params(draw, f, w.ttl_ms);
+    draw_params(draw, f, w.ttl_ms, space.sentinel_failovers);
     if (row.duration == DurationRule::Required && !f.duration_ms)
       f.duration_ms = std::max<int64_t>(1, w.ttl_ms);
     const bool on_clients = row.target == FaultTarget::Client || row.target == FaultTarget::Link;

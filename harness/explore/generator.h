@@ -26,6 +26,7 @@ struct Space {
   std::vector<FaultKind> fault_kinds;  // kinds to draw from; empty: every kind
   int max_faults = 3;                  // faults per scenario: 1 … max_faults
   std::string network;                 // every scenario's topology.network; empty: the default
+  bool sentinel_failovers = true;      // a failover may be Sentinel's (else always manual)
 };
 
 // The default space of a built-in algorithm: its own steps, every fault kind.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "explore.h"
 #include "lock.h"
@@ -129,6 +130,21 @@ TEST(Generator, OnlyTheKindsAskedForAndTheirTopology) {
     const Scenario s = generate(space, 4, i);
     for (const Fault& f : s.faults) EXPECT_EQ(f.kind, FaultKind::Failover);
     EXPECT_GE(s.topology.replicas, 1) << "a failover needs a replica";
+  }
+}
+
+TEST(Generator, FailoversStayManualWhereSentinelCannotBeAsked) {
+  Space space = space_for("set-nx-px");
+  space.fault_kinds = {FaultKind::Failover};
+  std::set<std::string> modes;
+  for (uint64_t i = 0; i < 40; ++i)
+    for (const Fault& f : generate(space, 4, i).faults) modes.insert(f.mode);
+  EXPECT_EQ(modes, (std::set<std::string>{"manual", "sentinel"}));
+  space.sentinel_failovers = false;
+  for (uint64_t i = 0; i < 40; ++i) {
+    const Scenario s = generate(space, 4, i);
+    for (const Fault& f : s.faults) EXPECT_EQ(f.mode, "manual");
+    EXPECT_EQ(s.topology.sentinels, 0);
   }
 }
 
