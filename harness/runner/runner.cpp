@@ -114,8 +114,9 @@ ClusterShape shape_on(const Target& target, ClusterShape wanted, bool multi_node
   return shape;
 }
 
-// Runs on one target share it, except a run that fails it over: that one
-// has it to itself, since every other run's master would move under it.
+// Runs on one target share it, except a run that fails it over or flushes
+// it: that one has it to itself, since it would move every other run's
+// master or wipe its keys.
 // (Within this lab only: labs elsewhere must not fail over a target they share.)
 std::shared_mutex& access_to(const Target& target) {
   static std::mutex mu;
@@ -219,7 +220,8 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
         target->allow_failover &&
         std::any_of(scenario_in.faults.begin(), scenario_in.faults.end(),
                     [](const Fault& f) { return f.kind == FaultKind::Failover; });
-    if (fails_over)
+    // A run that fails the target over or empties it first has it to itself.
+    if (fails_over || target->allow_flush)
       owns_target = std::unique_lock(access_to(*target));
     else
       shares_target = std::shared_lock(access_to(*target));
@@ -277,6 +279,8 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
         return run;
       }
     std::filesystem::create_directories(out_dir / algorithm);
+    // A target the file lets the lab flush starts each run empty, as a fresh server does.
+    if (target && target->allow_flush) flush_target(*target);
     std::optional<Cluster> cluster_storage;
     if (target)
       cluster_storage.emplace(*target, shape, scenario.clients, seed);

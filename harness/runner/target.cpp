@@ -157,6 +157,21 @@ void check_target_reachable(const Target& target) {
   }
 }
 
+void flush_target(const Target& target) {
+  if (!target.allow_flush) throw std::logic_error(target.describe() + " does not allow flushes");
+  for (const Endpoint& server : target.servers()) {
+    try {
+      HiredisConnection connection(server, target.connection_options());
+      const Reply reply = connection.command({"FLUSHALL"});
+      const bool replica = reply.is_error() && reply.str.rfind("READONLY", 0) == 0;
+      if (reply.is_error() && !replica) throw RedisError(reply.str, false);
+    } catch (const std::exception& e) {
+      throw TargetError(target.describe() + ": endpoint " + server.str() +
+                        ": FLUSHALL: " + e.what());
+    }
+  }
+}
+
 std::optional<std::string> unavailable_on(const Fault& fault, const Target& target) {
   const FaultKindInfo& row = info(fault.kind);
   const std::string head =

@@ -57,6 +57,11 @@ Target load_target(const std::filesystem::path& file);
 // does not answer or refuses the credentials.
 void check_target_reachable(const Target& target);
 
+// Empties `target` (FLUSHALL on each of its servers: replicas refuse it and
+// follow their master), for a file that allows it (allow_flush). Throws
+// TargetError naming the first server that fails.
+void flush_target(const Target& target);
+
 // Why `fault` cannot be applied to `target`, or nullopt when the lab can
 // apply it without controlling the servers (or the file allows it).
 std::optional<std::string> unavailable_on(const Fault& fault, const Target& target);

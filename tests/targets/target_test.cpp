@@ -337,6 +337,27 @@ TEST(Target, SentinelFailoverWhenAllowedAndTheNextRunFollowsTheMovedMaster) {
   EXPECT_EQ(command(master, {"DBSIZE"}).integer, 0);
 }
 
+// allow_flush: each run starts on an empty target; without it, nothing of
+// anyone else's is touched (RunOnExternalNode… above).
+TEST(Target, AllowFlushEmptiesTheTargetBeforeEachRun) {
+  TempDir dir("target-test");
+  RedisServer server;
+  command(server, {"SET", "left-by-an-earlier-run", "x"});
+  const auto target =
+      write_target(dir, {{"masters", {server.endpoint().str()}}, {"allow_flush", true}});
+  const auto out = dir.path() / "out";
+  const Outcome o =
+      locklab("",
+              "suite " + scenario("smoke.json") + " " + scenario("short-pause.json") +
+                  " -a set-nx-px --jobs 2 --target " + target.string() + " --out " + out.string(),
+              dir);
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(command(server, {"EXISTS", "left-by-an-earlier-run"}).integer, 0);
+  EXPECT_EQ(command(server, {"DBSIZE"}).integer, 0);
+  const std::string stats = command(server, {"INFO", "commandstats"}).str;
+  EXPECT_NE(stats.find("cmdstat_flushall:calls=2,"), std::string::npos) << stats;
+}
+
 // DEBUG SLEEP reaches a target's server only when its file allows it.
 TEST(Target, DebugSleepOnlyWhenAllowed) {
   TempDir dir("target-test");
