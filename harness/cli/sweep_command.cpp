@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "matrix.h"
 #include "process.h"
+#include "report.h"
 #include "scenario.h"
 #include "suite.h"
 #include "sweep.h"
@@ -50,8 +51,9 @@ Action add_sweep_command(CLI::App& parent) {
   sweep->add_option("--algorithm,-a", options->algorithms,
                     "Search this algorithm (repeatable; default: the scenario's list)");
   sweep->add_option("--out,-o", options->out_dir,
-                    "Output directory for sweep.json and every probed run's history "
-                    "(default: locklab-out/sweep-<scenario name>)");
+                    "Output directory for sweep.json, index.html (the breaking points "
+                    "charted, each probed run's report linked) and every probed run's "
+                    "history (default: locklab-out/sweep-<scenario name>)");
   sweep->footer(
       "Assumes a larger value never breaks less. Exit status: 0 searched, 2 a run failed or bad "
       "input.");
@@ -84,6 +86,7 @@ Action add_sweep_command(CLI::App& parent) {
     nlohmann::json result = suite::run_sweep(scenario, sweep_options, suite::run_built_in);
     std::cout << suite::sweep_table(result);
     std::cerr << "results: " << (sweep_options.out_dir / "sweep.json").string() << "\n";
+    std::cerr << "report: " << reports::write_report(sweep_options.out_dir).string() << "\n";
     return result["exit_status"].get<int>();
   };
 }

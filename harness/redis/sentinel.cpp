@@ -1,6 +1,7 @@
 #include "sentinel.h"
 
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -300,32 +301,40 @@ void make_replica_of(const Endpoint& server, const Endpoint& master,
 void wait_until_replica_synced(const Endpoint& master, const Endpoint& replica,
                                milliseconds timeout, const ConnectionOptions& auth,
                                const std::string& probe) {
-  // After a full sync the master holds new writes back until the replica's
-  // first REPLCONF ACK, up to a second later, although INFO already says
-  // "online". A write made now, seen by the replica, proves the stream flows.
+  const auto deadline = steady_clock::now() + timeout;
+  std::string status;
+  // The replica's link and offset, once `done` says so; throws at the deadline.
+  auto poll_replica = [&](const std::function<bool(const std::optional<std::string>& link,
+                                                   long long offset)>& done) {
+    for (;;) {
+      try {
+        Reply info = query(replica, {"INFO", "replication"}, auth);
+        auto link = info_field(info.str, "master_link_status");
+        auto offset = info_field(info.str, "slave_repl_offset");
+        status = "link " + link.value_or("?") + ", replica offset " + offset.value_or("?");
+        if (done(link, offset ? std::stoll(*offset) : -1)) return;
+      } catch (const RedisError& e) {
+        status = e.what();
+      }
+      if (steady_clock::now() >= deadline)
+        throw std::runtime_error("replica " + replica.str() + " did not catch up with " +
+                                 master.str() + " within " + std::to_string(timeout.count()) +
+                                 " ms: " + status);
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  };
+  // A write made before the full sync ends arrives inside the snapshot, and
+  // the replica then reports the offset although the stream does not flow:
+  // after a full sync the master holds new writes back until the replica's
+  // first REPLCONF ACK, up to a second later. So first the link, then a write
+  // made now and seen by the replica, which proves the stream flows.
+  poll_replica([](const auto& link, long long) { return link == "up"; });
   if (!query(master, {"SET", probe, "1"}, auth).is_ok() ||
       query(master, {"DEL", probe}, auth).integer != 1)
     throw std::runtime_error("cannot write the replication probe key on " + master.str());
-  long long target = info_number(master, "master_repl_offset", auth);
-  auto deadline = steady_clock::now() + timeout;
-  std::string status;
-  for (;;) {
-    try {
-      Reply info = query(replica, {"INFO", "replication"}, auth);
-      auto link = info_field(info.str, "master_link_status");
-      auto offset = info_field(info.str, "slave_repl_offset");
-      status = "link " + link.value_or("?") + ", replica offset " + offset.value_or("?") +
-               ", master offset " + std::to_string(target);
-      if (link == "up" && offset && std::stoll(*offset) >= target) return;
-    } catch (const RedisError& e) {
-      status = e.what();
-    }
-    if (steady_clock::now() >= deadline)
-      throw std::runtime_error("replica " + replica.str() + " did not catch up with " +
-                               master.str() + " within " + std::to_string(timeout.count()) +
-                               " ms: " + status);
-    std::this_thread::sleep_for(milliseconds(20));
-  }
+  const long long target = info_number(master, "master_repl_offset", auth);
+  poll_replica(
+      [target](const auto& link, long long offset) { return link == "up" && offset >= target; });
 }
 
 }  // namespace locklab

@@ -368,6 +368,12 @@ TEST_F(SuiteCli, SweepFindsTheBreakingPauseNearTheTtl) {
   for (const auto& probe : result["probes"])
     for (const auto& run : probe["details"])
       EXPECT_TRUE(fs::exists(out / run["history"].get<std::string>())) << run;
+  // And the sweep charts itself.
+  std::ifstream index(out / "index.html");
+  std::stringstream html;
+  html << index.rdbuf();
+  EXPECT_NE(html.str().find("<svg class=\"plot sweep\""), std::string::npos);
+  EXPECT_NE(o.err.find("report: "), std::string::npos) << o.err;
 }
 
 }  // namespace
