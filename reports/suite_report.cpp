@@ -258,6 +258,16 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   }
   size_t broken = size_t(
       std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.problem.empty(); }));
+  const std::string sweeps = sweep_charts(suite_dir);
+  auto path = suite_dir / "index.html";
+  if (rows.empty() && !sweeps.empty()) {
+    // A sweep's own directory: its charts alone, no empty matrix.
+    write_file_atomically(path, html_page(name + " — locklab sweep",
+                                          "<header class=\"page-head\"><div class=\"crumb\">"
+                                          "locklab sweep</div><h1>" +
+                                              escape(name) + "</h1></header>" + sweeps));
+    return path;
+  }
 
   std::string body = "<header class=\"page-head\"><div class=\"crumb\">locklab suite</div><h1>" +
                      escape(name) + "</h1><p class=\"meta\">" + std::to_string(rows.size()) +
@@ -305,12 +315,10 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   }
   body += "</tbody></table></div>";
   if (!rows.empty()) body += matrix_legend();
-  const std::string sweeps = sweep_charts(suite_dir);
-  if (rows.empty() && sweeps.empty())
+  if (rows.empty())
     body += "<p class=\"notice\">No scenario directories (with a results.json) here.</p>";
   body += sweeps;
 
-  auto path = suite_dir / "index.html";
   write_file_atomically(path, html_page(name + " — locklab suite", body));
   return path;
 }

@@ -52,8 +52,8 @@ Action add_sweep_command(CLI::App& parent) {
                     "Search this algorithm (repeatable; default: the scenario's list)");
   sweep->add_option("--out,-o", options->out_dir,
                     "Output directory for sweep.json, index.html (the breaking points "
-                    "charted, each probed run's report linked) and every probed run's "
-                    "history (default: locklab-out/sweep-<scenario name>)");
+                    "charted) and every probed run's history (default: "
+                    "locklab-out/sweep-<scenario name>)");
   sweep->footer(
       "Assumes a larger value never breaks less. Exit status: 0 searched, 2 a run failed or bad "
       "input.");

@@ -86,8 +86,12 @@ TEST(ReportPlots, ASweepBesideASuiteIsChartedWithEachAlgorithmsBreakingPoint) {
   TempDir alone("plots-test");
   write_text(alone.path() / "sweep.json", sweep.dump());
   EXPECT_EQ(write_report(alone.path()), alone.path() / "index.html");
-  EXPECT_NE(read_text(alone.path() / "index.html").find(">breaks at 980</text>"),
-            std::string::npos);
+  const std::string page = read_text(alone.path() / "index.html");
+  EXPECT_NE(page.find(">breaks at 980</text>"), std::string::npos);
+  // A sweep alone is not an empty suite: no matrix, no "0 expectations met".
+  EXPECT_NE(page.find("locklab sweep"), std::string::npos);
+  EXPECT_EQ(page.find("class=\"matrix\""), std::string::npos);
+  EXPECT_EQ(page.find("expectations met"), std::string::npos);
 }
 
 }  // namespace
