@@ -120,9 +120,10 @@ ClusterShape shape_on(const Target& target, ClusterShape wanted, bool multi_node
 // (Within this lab only: labs elsewhere must not fail over a target they share.)
 std::shared_mutex& access_to(const Target& target) {
   static std::mutex mu;
-  static std::map<std::filesystem::path, std::unique_ptr<std::shared_mutex>> access;
+  static std::map<std::string, std::unique_ptr<std::shared_mutex>> access;
+  // Known by its first server, however many files name it.
   std::lock_guard l(mu);
-  auto& slot = access[std::filesystem::absolute(target.file)];
+  auto& slot = access[target.masters.front().str()];
   if (!slot) slot = std::make_unique<std::shared_mutex>();
   return *slot;
 }

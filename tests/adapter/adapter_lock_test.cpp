@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "adapter_test_support.h"
+#include "contention.h"
 #include "redis_server.h"
 
 namespace locklab::testing {
@@ -44,61 +45,12 @@ TEST(ExampleAdapter, ContendingAdaptersNeverOverlapAndLoseNoUpdate) {
     clients.push_back(std::make_unique<AdapterClient>(example_adapter(), "c" + std::to_string(i),
                                                       std::vector{server.endpoint()}));
 
-  // A read-modify-write that loses updates unless critical sections exclude each other.
-  std::atomic<int> counter{0}, completed{0};
-  struct Hold {
-    int client;
-    int64_t acquire_ns, begin_ns, end_ns;  // acquire called, returned Done, critical section left
-  };
-  std::mutex mu;
-  std::vector<Hold> holds;
-  std::vector<std::string> failures;
-  std::vector<std::thread> threads;
-  for (int id = 0; id < kClients; ++id) {
-    threads.emplace_back([&, id, lock = clients[id]->lock.get()] {
-      for (int round = 0; round < kIterations; ++round) {
-        const int64_t called = monotonic_ns();
-        AcquireResult acquired = lock->acquire("L", 5000ms, 15000ms);
-        if (acquired.outcome != Outcome::Done) {
-          std::lock_guard guard(mu);
-          failures.push_back("acquire: " + acquired.error);
-          continue;
-        }
-        const int64_t begin = monotonic_ns();
-        const int read = counter.load();
-        std::this_thread::sleep_for(5ms);
-        counter.store(read + 1);
-        const int64_t end = monotonic_ns();
-        ++completed;
-        {
-          std::lock_guard guard(mu);
-          holds.push_back({id, called, begin, end});
-        }
-        ChangeResult released = lock->release("L", *acquired.lease);
-        if (released.outcome != Outcome::Done) {
-          std::lock_guard guard(mu);
-          failures.push_back("release: " + released.error);
-        }
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-
-  EXPECT_TRUE(failures.empty()) << failures.size() << " failures, first: " << failures.front();
-  EXPECT_EQ(completed.load(), kClients * kIterations);
-  EXPECT_EQ(counter.load(), completed.load()) << "lost updates: critical sections overlapped";
-  std::sort(holds.begin(), holds.end(),
-            [](const Hold& a, const Hold& b) { return a.begin_ns < b.begin_ns; });
-  for (size_t i = 1; i < holds.size(); ++i)
-    EXPECT_GE(holds[i].begin_ns, holds[i - 1].end_ns)
-        << "holds " << i - 1 << " and " << i << " overlap";
-  // An acquire waited if another client's hold ran while it was being called.
-  int waited = 0;
-  for (const Hold& h : holds)
-    waited += std::any_of(holds.begin(), holds.end(), [&](const Hold& g) {
-      return g.client != h.client && g.begin_ns < h.begin_ns && g.end_ns > h.acquire_ns;
-    });
-  EXPECT_GT(waited, 0) << "no acquire ever had to wait: the test did not contend";
+  std::vector<Lock*> locks;
+  for (auto& client : clients) locks.push_back(client->lock.get());
+  const Contention run = contend(locks, kIterations, 5ms, 0ms);
+  expect_exclusive(run);
+  EXPECT_GT(acquires_that_waited(run), 0)
+      << "no acquire ever had to wait: the test did not contend";
   EXPECT_EQ(redis_command(server, {"EXISTS", "L"}).integer, 0) << "the last release left the key";
 }
 
