@@ -59,11 +59,22 @@ std::string from_env(const std::filesystem::path& file, const std::string& field
   return value;
 }
 
-void ping(const Endpoint& endpoint, const ConnectionOptions& options, const Target& target) {
+// PINGs `endpoint` and, when `role` is not empty, checks that it reports
+// that replication role ("master" or "slave", as ROLE says).
+void ping(const Endpoint& endpoint, const ConnectionOptions& options, const Target& target,
+          const std::string& role) {
   try {
     HiredisConnection connection(endpoint, options);
     const Reply reply = connection.command({"PING"});
     if (reply.type == Reply::Type::Error) throw RedisError(reply.str, false);
+    if (role.empty()) return;
+    const Reply roles = connection.command({"ROLE"});
+    if (roles.is_error()) return;  // an ACL user without ROLE: the role cannot be told
+    const std::string actual = roles.elements.empty() ? roles.describe() : roles.elements[0].str;
+    if (actual != role)
+      throw RedisError("reports role " + actual + ", where the file lists a " +
+                           (role == "master" ? "master" : "replica"),
+                       false);
   } catch (const std::exception& e) {
     throw TargetError(target.describe() + ": endpoint " + endpoint.str() + ": " + e.what());
   }
@@ -136,7 +147,10 @@ Target load_target(const std::filesystem::path& file) {
 
 void check_target_reachable(const Target& target) {
   const ConnectionOptions options = target.connection_options();
-  for (const Endpoint& e : target.servers()) ping(e, options, target);
+  // Behind Sentinel, an earlier failover may have swapped the roles.
+  const bool fixed_roles = target.sentinels.empty();
+  for (const Endpoint& e : target.masters) ping(e, options, target, fixed_roles ? "master" : "");
+  for (const Endpoint& e : target.replicas) ping(e, options, target, fixed_roles ? "slave" : "");
   for (const Endpoint& e : target.sentinels) {
     try {
       HiredisConnection connection(e, ConnectionOptions{});

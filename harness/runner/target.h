@@ -52,9 +52,11 @@ class TargetError : public std::runtime_error {
 // environment variables it names (a named variable that is unset is an error).
 Target load_target(const std::filesystem::path& file);
 
-// Connects to every endpoint (with the credentials) and PINGs it; Sentinels
-// must know master_name. Throws TargetError naming the first endpoint that
-// does not answer or refuses the credentials.
+// Connects to every endpoint (with the credentials) and PINGs it; without
+// Sentinels, masters must report role master and replicas role slave;
+// Sentinels must know master_name and name a master the file lists. Throws
+// TargetError naming the first endpoint that does not answer, refuses the
+// credentials or has another role.
 void check_target_reachable(const Target& target);
 
 // Empties `target` (FLUSHALL on each of its servers: replicas refuse it and

@@ -474,6 +474,25 @@ TEST(Target, AclUserFromEnvironment) {
   EXPECT_GT(run["stats"]["acquires_ok"].get<int>(), 0) << run.dump(2);
 }
 
+// A "replica" that is a master (or the reverse) would make a failover
+// meaningless: refused before anything runs.
+TEST(Target, ServersWithAnotherRoleThanTheFileSaysAreRefused) {
+  TempDir dir("target-test");
+  RedisServer master, not_a_replica;
+  const auto target = write_target(dir, {{"masters", {master.endpoint().str()}},
+                                         {"replicas", {not_a_replica.endpoint().str()}}});
+  const Outcome o = locklab("",
+                            "run " + scenario("smoke.json") + " --target " + target.string() +
+                                " --out " + (dir.path() / "out").string(),
+                            dir);
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find(not_a_replica.endpoint().str() + ": reports role master, where the file "
+                                                        "lists a replica"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
 TEST(Target, UnreachableEndpointIsOneLineNamingIt) {
   TempDir dir("target-test");
   const std::string endpoint = "127.0.0.1:" + std::to_string(free_loopback_port());
