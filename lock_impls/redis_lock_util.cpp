@@ -58,6 +58,18 @@ AcquireResult unknown_or_refused(const RedisError& e) {
   return {e.maybe_executed() ? Outcome::Unknown : Outcome::Refused, std::nullopt, e.what()};
 }
 
+ChangeResult delete_whatever_is_there(Connection& redis, const std::string& name) {
+  Reply reply;
+  try {
+    reply = redis.command({"DEL", name});
+  } catch (const RedisError& e) {
+    return change_unknown_or_refused(e);
+  }
+  if (reply.is_error()) return {Outcome::Refused, reply.str, std::nullopt};
+  if (reply.integer == 0) return {Outcome::Refused, "not-owner", 0};
+  return {Outcome::Done, "", reply.integer};
+}
+
 ChangeResult change_unknown_or_refused(const RedisError& e) {
   return {e.maybe_executed() ? Outcome::Unknown : Outcome::Refused, e.what(), std::nullopt};
 }

@@ -30,6 +30,11 @@ ChangeResult run_owner_script(Connection& redis, std::string_view script,
 ChangeResult extend_owned_key(Connection& redis, Clock& clock, const std::string& name,
                               Lease& lease, milliseconds ttl);
 
+// The old recipes' unlock: DEL the key, whoever holds it now. Done when a
+// key was deleted (not necessarily ours: the reply cannot say whose it was),
+// Refused with "not-owner" when there was none.
+ChangeResult delete_whatever_is_there(Connection& redis, const std::string& name);
+
 // The acquire result for a command that failed with `e`: Unknown if it may
 // have run, Refused if it certainly did not.
 AcquireResult unknown_or_refused(const RedisError& e);

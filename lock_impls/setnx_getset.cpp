@@ -113,16 +113,7 @@ class SetnxGetset final : public Lock {
         return {Outcome::Refused, "our deadline has passed: not deleting", std::nullopt};
       context_.step("after-deadline-check");
     }
-    Reply reply;
-    try {
-      reply = redis_->command({"DEL", name});
-    } catch (const RedisError& e) {
-      return change_unknown_or_refused(e);
-    }
-    if (reply.is_error()) return {Outcome::Refused, reply.str, std::nullopt};
-    // DEL removes whatever is there: 1 says a key was deleted, not whose it was.
-    if (reply.integer == 0) return {Outcome::Refused, "not-owner", 0};
-    return {Outcome::Done, "", reply.integer};
+    return delete_whatever_is_there(*redis_, name);
   }
 
   // As the recipe would: GET to check the value is still ours, then GETSET a

@@ -54,17 +54,9 @@ class SetnxGetsetLua final : public Lock {
     }
   }
 
+  // The recipe's unlock: DEL, whoever holds the key now.
   ChangeResult release(const std::string& name, const Lease&) override {
-    Reply reply;
-    try {
-      reply = redis_->command({"DEL", name});
-    } catch (const RedisError& e) {
-      return change_unknown_or_refused(e);
-    }
-    if (reply.is_error()) return {Outcome::Refused, reply.str, std::nullopt};
-    // DEL removes whatever is there: 1 says a key was deleted, not whose it was.
-    if (reply.integer == 0) return {Outcome::Refused, "not-owner", 0};
-    return {Outcome::Done, "", reply.integer};
+    return delete_whatever_is_there(*redis_, name);
   }
 
   // A new deadline and expiry, stored only if the key still holds ours.
