@@ -13,6 +13,18 @@
 
 namespace locklab {
 
+namespace {
+// Puts a replica the run promoted back under its master; says so when it cannot.
+void put_back(const Endpoint& replica, const Endpoint& master, const ConnectionOptions& auth) {
+  try {
+    make_replica_of(replica, master, auth);
+  } catch (const std::exception& e) {
+    std::cerr << "locklab: could not put " << replica.str() << " back under its master "
+              << master.str() << " after the run's failover: " << e.what() << "\n";
+  }
+}
+}  // namespace
+
 ClusterShape shape_for(const std::string& algorithm, const Topology& topology) {
   ClusterShape shape;
   shape.replicas = topology.replicas;
@@ -167,14 +179,8 @@ Endpoint Cluster::link_endpoint(size_t client, size_t server) const {
 Cluster::~Cluster() {
   node0_relays_.clear();
   links_.clear();
-  for (const auto& [replica, master] : to_demote_) {
-    try {
-      make_replica_of(replica, master, auth_);
-    } catch (const std::exception& e) {
-      std::cerr << "locklab: could not put " << replica.str() << " back under its master "
-                << master.str() << " after the run's failover: " << e.what() << "\n";
-    }
-  }
+  for (const auto& [replica, master] : to_demote_) put_back(replica, master, auth_);
+  demote_on_signal_.clear();
   sentinels_.reset();
   replication_links_.clear();
   servers_.clear();
@@ -242,6 +248,8 @@ void Cluster::promote(size_t server) {
     if (auto master = master_of(replica, auth_)) {
       std::lock_guard l(mu_);
       to_demote_.emplace_back(replica, *master);
+      demote_on_signal_.push_back(std::make_unique<CleanupOnSignal>(
+          [replica, master = *master, auth = auth_] { put_back(replica, master, auth); }));
     }
   promote_replica(replica, auth_);
 }

@@ -24,6 +24,7 @@
 #include "fault_proxy.h"
 #include "fault_targets.h"
 #include "netns.h"
+#include "process.h"
 #include "redis_server.h"
 #include "scenario.h"
 #include "sentinel.h"
@@ -121,8 +122,9 @@ class Cluster final : public FaultTargets {
   std::optional<SentinelView> external_sentinels_;  // an external target's
   ConnectionOptions auth_;                          // an external target's credentials
   // Replicas of an external target promoted by the run, and the master each
-  // is put back under when the run ends.
+  // is put back under when the run ends, or when the lab is ended by a signal.
   std::vector<std::pair<Endpoint, Endpoint>> to_demote_;
+  std::vector<std::unique_ptr<CleanupOnSignal>> demote_on_signal_;
   std::vector<std::unique_ptr<ServerClock>> clocks_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<FaultProxy>> replication_links_;

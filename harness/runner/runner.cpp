@@ -17,6 +17,7 @@
 #include "cluster.h"
 #include "hiredis_connection.h"
 #include "nemesis.h"
+#include "process.h"  // CleanupOnSignal
 #include "recorder.h"
 #include "server_clock.h"
 #include "version.h"
@@ -138,42 +139,54 @@ std::string glob_for_prefix(const std::string& prefix) {
   return out + "*";
 }
 
-// Removes every key of one run (its prefix) from the target when the run
-// ends, however it ends: a shared Redis keeps only what it had. Every server
-// is asked, since a failover may have moved the master; replicas refuse the
-// UNLINK and get the deletion from their master.
-class RunKeys {
- public:
-  RunKeys(const Target& target, std::string prefix) : target_(target), prefix_(std::move(prefix)) {}
-  ~RunKeys() {
-    for (const Endpoint& server : target_.servers()) {
-      try {
-        HiredisConnection connection(server, target_.connection_options());
-        std::string cursor = "0";
-        // Bounded: SCAN ends when the cursor comes back to 0.
-        for (int rounds = 0; rounds < 100000; ++rounds) {
-          const Reply r = connection.command(
-              {"SCAN", cursor, "MATCH", glob_for_prefix(prefix_), "COUNT", "1000"});
-          if (r.type != Reply::Type::Array || r.elements.size() != 2) break;
-          cursor = r.elements[0].str;
-          std::vector<std::string> unlink{"UNLINK"};
-          for (const auto& key : r.elements[1].elements) unlink.push_back(key.str);
-          if (unlink.size() > 1 && connection.command(unlink).is_error()) break;  // a replica
-          if (cursor == "0") break;
-        }
-      } catch (const std::exception&) {
-        // A master unreachable at the end of the run keeps that run's keys, all
-        // under its prefix; nothing else of the target's is at stake.
+// Removes every key under `prefix` from `servers`: SCAN MATCH + UNLINK on
+// each; replicas refuse the UNLINK and get the deletion from their master.
+void remove_keys(const std::vector<Endpoint>& servers, const ConnectionOptions& options,
+                 const std::string& prefix) {
+  for (const Endpoint& server : servers) {
+    try {
+      HiredisConnection connection(server, options);
+      std::string cursor = "0";
+      // Bounded: SCAN ends when the cursor comes back to 0.
+      for (int rounds = 0; rounds < 100000; ++rounds) {
+        const Reply r =
+            connection.command({"SCAN", cursor, "MATCH", glob_for_prefix(prefix), "COUNT", "1000"});
+        if (r.type != Reply::Type::Array || r.elements.size() != 2) break;
+        cursor = r.elements[0].str;
+        std::vector<std::string> unlink{"UNLINK"};
+        for (const auto& key : r.elements[1].elements) unlink.push_back(key.str);
+        if (unlink.size() > 1 && connection.command(unlink).is_error()) break;  // a replica
+        if (cursor == "0") break;
       }
+    } catch (const std::exception&) {
+      // A server unreachable at the end of the run keeps that run's keys, all
+      // under its prefix; nothing else of the target's is at stake.
     }
   }
+}
+
+// Removes every key of one run (its prefix) from the target when the run
+// ends, however it ends (a signal included): a shared Redis keeps only what
+// it had. Every server is asked, since a failover may have moved the master.
+class RunKeys {
+ public:
+  RunKeys(const Target& target, std::string prefix)
+      : servers_(target.servers()),
+        options_(target.connection_options()),
+        prefix_(std::move(prefix)),
+        on_signal_([servers = servers_, options = options_, prefix = prefix_] {
+          remove_keys(servers, options, prefix);
+        }) {}
+  ~RunKeys() { remove_keys(servers_, options_, prefix_); }
   RunKeys(const RunKeys&) = delete;
   RunKeys& operator=(const RunKeys&) = delete;
   const std::string& prefix() const { return prefix_; }
 
  private:
-  const Target& target_;
+  std::vector<Endpoint> servers_;
+  ConnectionOptions options_;
   std::string prefix_;
+  CleanupOnSignal on_signal_;
 };
 
 // A prefix no other run (of this process or another lab on the same target) uses.

@@ -1,12 +1,16 @@
 // `--target`: the lab against redis-servers it did not start (started here,
 // by the test, and stopped by it).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <thread>
 
+#include "process.h"
 #include "redis_server.h"
 #include "sentinel.h"
 #include "temp_dir.h"
@@ -289,6 +293,48 @@ TEST(Target, ManualFailoverWhenAllowedPromotesTheReplicaAndPutsItBack) {
   }
   EXPECT_TRUE(master.running());
   EXPECT_TRUE(replica.running());
+}
+
+// Ended by a signal mid-run (after the promotion), the lab still puts the
+// replica back and removes the run's keys: the target is left as it was found.
+TEST(Target, AnInterruptedFailoverRunLeavesTheTargetAsItWas) {
+  TempDir dir("target-test");
+  RedisServer master(password_protected("s3cret"));
+  RedisServerOptions replica_options = password_protected("s3cret");
+  replica_options.name = "replica";
+  replica_options.replica_of = master.endpoint();
+  replica_options.extra_args.insert(replica_options.extra_args.end(), {"--masterauth", "s3cret"});
+  RedisServer replica(replica_options);
+  const ConnectionOptions auth{.password = "s3cret"};
+  wait_until_replica_synced(master.endpoint(), replica.endpoint(), std::chrono::seconds(10), auth);
+  json story = json::parse(slurp(failover_story(dir, "manual")));
+  story["duration_ms"] = 30000;
+  const auto story_file = dir.path() / "long-failover.json";
+  std::ofstream(story_file) << story.dump(2);
+  const auto target = write_target(dir, {{"masters", {master.endpoint().str()}},
+                                         {"replicas", {replica.endpoint().str()}},
+                                         {"password_env", "LOCKLAB_TEST_PASSWORD"},
+                                         {"allow_failover", true}});
+  ChildProcess lab(ProcessSpec{.argv = {LOCKLAB_PATH, "run", story_file.string(), "--target",
+                                        target.string(), "--out", (dir.path() / "out").string()},
+                               .env = {{"LOCKLAB_TEST_PASSWORD", "s3cret"}},
+                               .cwd = {},
+                               .output = dir.path() / "lab.log"});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (master_of(replica.endpoint(), auth) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_FALSE(master_of(replica.endpoint(), auth))
+      << "no promotion: " << slurp(dir.path() / "lab.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the clients write on it
+  lab.signal(SIGINT);
+  std::optional<int> status;
+  for (int i = 0; i < 1000 && !(status = lab.poll()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(status) << "the lab did not end within 10 s of SIGINT";
+  EXPECT_EQ(master_of(replica.endpoint(), auth), master.endpoint());
+  wait_until_replica_synced(master.endpoint(), replica.endpoint(), std::chrono::seconds(10), auth);
+  for (const RedisServer* server : {&master, &replica})
+    EXPECT_EQ(server->connect()->command({"DBSIZE"}).integer, 0) << server->endpoint().str();
 }
 
 // allow_failover, Sentinel mode: the lab asks the target's Sentinels for a
