@@ -377,10 +377,25 @@ TEST(Target, SentinelFailoverWhenAllowedAndTheNextRunFollowsTheMovedMaster) {
     EXPECT_EQ(sentinels.master_address(), expected_new);
     expected_new = expected_new == replica.endpoint() ? master.endpoint() : replica.endpoint();
   }
+  // In a suite with --jobs 2 the failover run has the target to itself: the
+  // other cell, on the same target, still measures a clean lock.
+  const auto suite_out = dir.path() / "suite";
+  const Outcome o = locklab("",
+                            "suite " + scenario("smoke.json") + " " + story.string() +
+                                " -a set-nx-px --jobs 2 --target " + target.string() + " --out " +
+                                suite_out.string(),
+                            dir);
+  EXPECT_NE(o.status, 2) << o.err;
+  const json suite = json::parse(slurp(suite_out / "results.json"));
+  for (const auto& cell : suite["cells"]) {
+    EXPECT_EQ(cell["errors"], 0) << cell.dump(2);
+    if (cell["scenario"] == "smoke") EXPECT_EQ(cell["outcome"], "met") << cell.dump(2);
+  }
+  EXPECT_EQ(sentinels.master_address(), replica.endpoint());
   // Neither server was stopped, and the runs' keys are gone.
   EXPECT_TRUE(master.running());
   EXPECT_TRUE(replica.running());
-  EXPECT_EQ(command(master, {"DBSIZE"}).integer, 0);
+  EXPECT_EQ(command(replica, {"DBSIZE"}).integer, 0);
 }
 
 // allow_flush: each run starts on an empty target; without it, nothing of
