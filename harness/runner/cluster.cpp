@@ -41,10 +41,6 @@ ClusterShape shape_for(const std::string& algorithm, const Topology& topology) {
   return shape;
 }
 
-std::optional<std::string> netns_unusable_reason() {
-  return netns_unavailable_reason();
-}
-
 namespace {
 // Each reason once per lab: a suite would otherwise repeat it for every run.
 void say_once(const std::string& message) {
@@ -59,7 +55,7 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
   const int total = shape.masters + shape.replicas;
   bool netns = shape.netns;
   if (netns) {
-    if (auto why = netns_unusable_reason()) {
+    if (auto why = netns_unavailable_reason()) {
       say_once(*why + "; using the fault proxy");
       netns = false;
     }

@@ -47,9 +47,6 @@ struct ClusterShape {
   bool delay_faults = false;   // the run delays links (netns needs netem for that)
 };
 
-// Why the netns backend cannot run here (not root, tools missing), or
-// nullopt when it can (a delay also needs netem, known once a node exists).
-std::optional<std::string> netns_unusable_reason();
 ClusterShape shape_for(const std::string& algorithm, const Topology& topology);
 
 class Cluster final : public FaultTargets {

@@ -225,8 +225,6 @@ const Expectation& expectation_of(const Scenario& scenario, const std::string& a
 RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorithm, uint64_t seed,
                         const std::filesystem::path& out_dir, const ExternalLock* external,
                         RunProbe* probe, const Target* target) {
-  // On a target, the run's locks (and every key derived from them) live
-  // under a prefix of its own.
   std::shared_lock<std::shared_mutex> shares_target;
   std::unique_lock<std::shared_mutex> owns_target;
   if (target) {
@@ -240,6 +238,8 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
     else
       shares_target = std::shared_lock(access_to(*target));
   }
+  // On a target, the run's locks (and every key derived from them) live
+  // under a prefix of its own.
   std::optional<RunKeys> keys;
   Scenario prefixed;
   if (target) {
