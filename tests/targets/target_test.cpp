@@ -244,20 +244,34 @@ std::vector<json> failover_events(const std::filesystem::path& history) {
   return out;
 }
 
+// A password-protected master and its replica, in sync, as a team's staging
+// pair would be; `auth` is what commands to either send.
+struct ProtectedPair {
+  RedisServer master{password_protected("s3cret")};
+  RedisServer replica{replica_options(master.endpoint())};
+  ConnectionOptions auth{.password = "s3cret"};
+
+  ProtectedPair() {
+    wait_until_replica_synced(master.endpoint(), replica.endpoint(), std::chrono::seconds(10),
+                              auth);
+  }
+  static RedisServerOptions replica_options(const Endpoint& master) {
+    RedisServerOptions options = password_protected("s3cret");
+    options.name = "replica";
+    options.replica_of = master;
+    options.extra_args.insert(options.extra_args.end(), {"--masterauth", "s3cret"});
+    return options;
+  }
+};
+
 // allow_failover, manual mode: the lab promotes the target's replica with the
 // target's credentials, clients move to it, and when the run ends the replica
 // goes back under its master, with no key of the run left anywhere.
 TEST(Target, ManualFailoverWhenAllowedPromotesTheReplicaAndPutsItBack) {
   TempDir dir("target-test");
-  RedisServer master(password_protected("s3cret"));
-  RedisServerOptions replica_options = password_protected("s3cret");
-  replica_options.name = "replica";
-  replica_options.replica_of = master.endpoint();
-  replica_options.extra_args.insert(replica_options.extra_args.end(), {"--masterauth", "s3cret"});
-  RedisServer replica(replica_options);
-  const ConnectionOptions auth{.password = "s3cret"};
+  ProtectedPair pair;
+  auto& [master, replica, auth] = pair;
   command(master, {"SET", "someone-else", "keep"});
-  wait_until_replica_synced(master.endpoint(), replica.endpoint(), std::chrono::seconds(10), auth);
   const auto story = failover_story(dir, "manual");
   for (const bool allowed : {false, true}) {
     SCOPED_TRACE(allowed);
@@ -299,14 +313,8 @@ TEST(Target, ManualFailoverWhenAllowedPromotesTheReplicaAndPutsItBack) {
 // replica back and removes the run's keys: the target is left as it was found.
 TEST(Target, AnInterruptedFailoverRunLeavesTheTargetAsItWas) {
   TempDir dir("target-test");
-  RedisServer master(password_protected("s3cret"));
-  RedisServerOptions replica_options = password_protected("s3cret");
-  replica_options.name = "replica";
-  replica_options.replica_of = master.endpoint();
-  replica_options.extra_args.insert(replica_options.extra_args.end(), {"--masterauth", "s3cret"});
-  RedisServer replica(replica_options);
-  const ConnectionOptions auth{.password = "s3cret"};
-  wait_until_replica_synced(master.endpoint(), replica.endpoint(), std::chrono::seconds(10), auth);
+  ProtectedPair pair;
+  auto& [master, replica, auth] = pair;
   json story = json::parse(slurp(failover_story(dir, "manual")));
   story["duration_ms"] = 30000;
   const auto story_file = dir.path() / "long-failover.json";
