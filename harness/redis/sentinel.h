@@ -113,7 +113,7 @@ class SentinelGroup {
 // master afterwards, RedisError if unreachable.
 void promote_replica(const Endpoint& replica, const ConnectionOptions& auth = {});
 
-// The master `replica` replicates from, as it names it (INFO replication's
+// The master `server` replicates from, as it names it (INFO replication's
 // master_host and master_port), or nullopt when it is a master itself.
 // Throws RedisError if unreachable.
 std::optional<Endpoint> master_of(const Endpoint& server, const ConnectionOptions& auth = {});
@@ -124,9 +124,9 @@ void make_replica_of(const Endpoint& server, const Endpoint& master,
                      const ConnectionOptions& auth = {});
 
 // Returns once `replica` has a live link to its master and has applied a
-// write made on `master` by this call (key `probe`, set and deleted): from
-// then on new writes stream to it at once. Throws
-// std::runtime_error with both offsets after `timeout`.
+// write made on `master` by this call once the link was up (key `probe`, set
+// and deleted): from then on new writes stream to it at once. Throws
+// std::runtime_error with the replica's link and offset after `timeout`.
 void wait_until_replica_synced(const Endpoint& master, const Endpoint& replica,
                                std::chrono::milliseconds timeout,
                                const ConnectionOptions& auth = {},
