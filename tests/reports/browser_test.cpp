@@ -193,17 +193,7 @@ TEST(Browser, SuiteIndexRendersAndEveryCellLinksToARunReport) {
   fs::path suite = out / "suite";
   write_stalled_run(suite / "pause");
   write_calm_run(suite / "smoke");
-  json sweep = {{"scenario", "pause-longer-than-lease"},
-                {"param", "duration_ms"},
-                {"from", 0},
-                {"to", 3000},
-                {"algorithms",
-                 {{{"algorithm", "set-nx-px"},
-                   {"outcome", "breaks"},
-                   {"breaking_value", 540},
-                   {"last_safe_value", 470}},
-                  {{"algorithm", "fenced"}, {"outcome", "never-breaks"}}}}};
-  write_text(suite / "sweep-pause" / "sweep.json", sweep.dump());
+  write_text(suite / "sweep-pause" / "sweep.json", pause_sweep(540, 470).dump());
   fs::path index = write_suite_report(suite);
   PageLoad load = load_page(chromium, index, "", out / "suite-index.png");
   expect_clean_console(load);
@@ -304,16 +294,7 @@ TEST(Browser, AMillionEventHistoryStaysSmallAndUsable) {
       event(c.c_str(), "ok", "release", lock);
     }
   }
-  const fs::path history = run / "set-nx-px" / "history.jsonl";
-  ScenarioResults results;
-  results.scenario = "a-million-events";
-  RunResult r;
-  r.algorithm = "set-nx-px";
-  r.history = "set-nx-px/history.jsonl";
-  r.check = Check::of(checkers::check_file(history));
-  r.verdict = r.check->verdict;
-  results.runs.push_back(r);
-  write_text(run / "results.json", results.to_json().dump());
+  RunResult r = write_checked_run(run, "a-million-events", "set-nx-px");
   ASSERT_GE(r.check->counts["events"], 999'990);
   ASSERT_EQ(r.check->found("mutual-exclusion"), 32);  // 40 cycles, c3's own 8 skipped
 

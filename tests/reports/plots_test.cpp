@@ -60,17 +60,9 @@ TEST(ReportPlots, TheRunReportDrawsEachAlgorithmSideBySideWithItsFaultsShaded) {
 TEST(ReportPlots, ASweepBesideASuiteIsChartedWithEachAlgorithmsBreakingPoint) {
   TempDir suite("plots-test");
   write_calm_run(suite.path() / "smoke");
-  json sweep = {{"scenario", "pause-longer-than-lease"},
-                {"param", "duration_ms"},
-                {"from", 0},
-                {"to", 3000},
-                {"algorithms",
-                 {{{"algorithm", "set-nx-px"},
-                   {"outcome", "breaks"},
-                   {"breaking_value", 980},
-                   {"last_safe_value", 930}},
-                  {{"algorithm", "fenced"}, {"outcome", "never-breaks"}},
-                  {{"algorithm", "<redlock>"}, {"outcome", "error"}, {"error", "no server"}}}}};
+  json sweep = pause_sweep(980, 930);
+  sweep["algorithms"].push_back(
+      {{"algorithm", "<redlock>"}, {"outcome", "error"}, {"error", "no server"}});
   write_text(suite.path() / "sweep-pause" / "sweep.json", sweep.dump());
   std::string html = read_text(write_suite_report(suite.path()));
   EXPECT_NE(html.find("Breaking points</h2>"), std::string::npos);

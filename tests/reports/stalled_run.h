@@ -152,6 +152,39 @@ inline StalledRun write_stalled_run(const std::filesystem::path& dir, bool pause
   return run;
 }
 
+// DIR/results.json for scenario `scenario` with one run of `algorithm`, whose
+// history DIR/<algorithm>/history.jsonl is written already, measured by the
+// checkers as the runner would. Returns the run.
+inline RunResult write_checked_run(const std::filesystem::path& dir, const std::string& scenario,
+                                   const std::string& algorithm) {
+  ScenarioResults results;
+  results.scenario = scenario;
+  RunResult run;
+  run.algorithm = algorithm;
+  run.history = algorithm + "/history.jsonl";
+  run.check = Check::of(checkers::check_file(dir / run.history));
+  run.verdict = run.check->verdict;
+  results.runs.push_back(run);
+  write_text(dir / "results.json", results.to_json().dump());
+  return run;
+}
+
+// A sweep.json as `locklab sweep` writes one: the pause of
+// pause-longer-than-lease searched over 0…3000 ms, set-nx-px breaking at
+// `breaks_at` (safe at `safe_at`), fenced never.
+inline json pause_sweep(int breaks_at, int safe_at) {
+  return {{"scenario", "pause-longer-than-lease"},
+          {"param", "duration_ms"},
+          {"from", 0},
+          {"to", 3000},
+          {"algorithms",
+           {{{"algorithm", "set-nx-px"},
+             {"outcome", "breaks"},
+             {"breaking_value", breaks_at},
+             {"last_safe_value", safe_at}},
+            {{"algorithm", "fenced"}, {"outcome", "never-breaks"}}}}};
+}
+
 // A clean run: the five clients take turns on A, no fault; the checkers find nothing.
 inline void write_calm_run(const std::filesystem::path& dir) {
   HistoryBuilder h;

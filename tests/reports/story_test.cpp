@@ -194,15 +194,7 @@ TEST(ReportStory, DifferentEarlierHoldsAreDifferentCauses) {
   h.add(901, "c3", "ok", "release", lock);
   const fs::path history = dir.path() / "a" / "history.jsonl";
   h.write(history);
-  ScenarioResults results;
-  results.scenario = "two-stalls";
-  RunResult run;
-  run.algorithm = "a";
-  run.history = "a/history.jsonl";
-  run.check = Check::of(checkers::check_file(history));
-  run.verdict = run.check->verdict;
-  results.runs.push_back(run);
-  write_text(dir.path() / "results.json", results.to_json().dump());
+  write_checked_run(dir.path(), "two-stalls", "a");
   std::string html = read_text(write_run_report(dir.path()));
 
   EXPECT_NE(html.find("Violations: 2 causes, 3 overlapping acquisitions</h3>"), std::string::npos);
