@@ -162,26 +162,4 @@ std::string html_page(std::string_view title, std::string_view body) {
   return out;
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  auto tmp = path;
-  tmp += ".partial-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (out) out.write(content.data(), std::streamsize(content.size()));
-    if (out) out.flush();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw std::runtime_error("cannot write " + path.string());
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(tmp, path, error);
-  if (error) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw std::runtime_error("cannot write " + path.string() + ": " + error.message());
-  }
-}
-
 }  // namespace locklab::reports

@@ -43,9 +43,4 @@ std::string outcome_class(std::optional<RunOutcome> outcome);
 // embedded stylesheet and `body` (already HTML).
 std::string html_page(std::string_view title, std::string_view body);
 
-// Replaces `path` with `content` through a temporary file beside it and a
-// rename, so readers see the old file or the new one, never a part. Throws
-// std::runtime_error naming the file on failure and removes the temporary.
-void write_file_atomically(const std::filesystem::path& path, std::string_view content);
-
 }  // namespace locklab::reports

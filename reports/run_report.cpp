@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "atomic_file.h"
 #include "html.h"
 #include "plots.h"
 #include "report.h"

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "atomic_file.h"
 #include "html.h"
 #include "plots.h"
 #include "report.h"

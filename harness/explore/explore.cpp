@@ -100,7 +100,7 @@ class Explorer {
     explore_seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
     shrink_findings();
     json document = document_of(started_at);
-    suite::write_file_atomically(options_.out_dir / "explore.json", document.dump(2) + "\n");
+    write_file_atomically(options_.out_dir / "explore.json", document.dump(2) + "\n");
     write_explore_index(document, options_.out_dir);
     return document;
   }
@@ -149,9 +149,9 @@ class Explorer {
               const fs::path& dir) {
     const std::vector<std::string> kinds = sought_found(run, options_.kinds);
     if (!kinds.empty()) {
-      suite::write_file_atomically(dir / "scenario.json", scenario_to_json(s).dump(2) + "\n");
-      suite::write_file_atomically(dir / "results.json",
-                                   results_of(s, s.seed, {run}).to_json().dump(2) + "\n");
+      write_file_atomically(dir / "scenario.json", scenario_to_json(s).dump(2) + "\n");
+      write_file_atomically(dir / "results.json",
+                            results_of(s, s.seed, {run}).to_json().dump(2) + "\n");
     } else {
       std::error_code ignored;
       fs::remove_all(dir, ignored);  // only runs that broke the lock are kept
@@ -400,7 +400,7 @@ class Explorer {
     const std::string why = "reproduced in " + rate + " (locklab explore)";
     doc["expect"][options_.space.algorithm]["why"] = why;
     if (options_.external) doc["expect"]["default"]["why"] = why;
-    suite::write_file_atomically(found / (f.name + ".json"), doc.dump(2) + "\n");
+    write_file_atomically(found / (f.name + ".json"), doc.dump(2) + "\n");
 
     if (first) {
       fs::create_directories(report_dir);
@@ -408,8 +408,8 @@ class Explorer {
       for (const auto& entry : fs::directory_iterator(from))
         fs::copy(entry.path(), report_dir / entry.path().filename(),
                  fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-      suite::write_file_atomically(report_dir / "results.json",
-                                   results_of(m, m.seed, {runs[*first]}).to_json().dump(2) + "\n");
+      write_file_atomically(report_dir / "results.json",
+                            results_of(m, m.seed, {runs[*first]}).to_json().dump(2) + "\n");
       try {
         reports::write_run_report(report_dir);
       } catch (const std::exception& e) {

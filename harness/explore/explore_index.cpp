@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "atomic_file.h"
 #include "explore.h"
 #include "html.h"
 
@@ -147,8 +148,8 @@ void write_explore_index(const json& doc, const std::filesystem::path& out_dir) 
     body << " All kinds seen, sought or not: " << escape(counts_text(doc["kinds_seen"])) << ".";
   body << " Every run: <a href=\"explore.json\">explore.json</a>.</p>\n";
   body << found_section(doc) << coverage_section(doc);
-  reports::write_file_atomically(out_dir / "index.html",
-                                 reports::html_page("locklab explore " + name, body.str()));
+  write_file_atomically(out_dir / "index.html",
+                        reports::html_page("locklab explore " + name, body.str()));
 }
 
 }  // namespace locklab::explore

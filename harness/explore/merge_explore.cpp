@@ -160,7 +160,7 @@ json merge_explorations(const std::vector<fs::path>& dirs, const fs::path& out_d
     merged["error"] = "no run could be made in any shard";
   }
   merged["exit_status"] = status;
-  suite::write_file_atomically(out_dir / "explore.json", merged.dump(2) + "\n");
+  write_file_atomically(out_dir / "explore.json", merged.dump(2) + "\n");
   write_explore_index(merged, out_dir);
   return merged;
 }

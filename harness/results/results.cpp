@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "json_fields.h"
+
 namespace locklab {
 
 using nlohmann::json;
@@ -14,143 +16,28 @@ namespace {
 constexpr const char* kNames[] = {"met",        "unmet", "not-exercised", "not-applicable",
                                   "safer-than", "error"};
 
-// Reads the fields of one JSON object, naming the file and the field's path
-// in every error, so a broken results.json is fixed in one look. null counts
-// as absent.
-class Fields {
- public:
-  Fields(const json& object, const std::filesystem::path& file, std::string where)
-      : object_(object), file_(file), where_(std::move(where)) {
-    if (!object_.is_object()) {
-      if (where_.empty()) throw ResultsError(file_.string() + ": not a JSON object");
-      fail(where_, "must be an object");
-    }
-  }
+using Fields = JsonFields<ResultsError>;
 
-  const json* find(const std::string& key) const {
-    auto it = object_.find(key);
-    return it == object_.end() || it->is_null() ? nullptr : &*it;
-  }
-
-  std::optional<std::string> text(const std::string& key) const {
-    const json* value = find(key);
-    if (!value) return std::nullopt;
-    if (!value->is_string()) fail(path(key), "must be a string");
-    return value->get<std::string>();
-  }
-
-  std::vector<std::string> texts(const std::string& key) const {
-    std::vector<std::string> out;
-    const json* value = find(key);
-    if (!value) return out;
-    if (!value->is_array()) fail(path(key), "must be an array of strings");
-    for (const auto& item : *value) {
-      if (!item.is_string()) fail(path(key), "must be an array of strings");
-      out.push_back(item.get<std::string>());
-    }
-    return out;
-  }
-
-  std::vector<int64_t> integers(const std::string& key) const {
-    std::vector<int64_t> out;
-    const json* value = find(key);
-    if (!value) return out;
-    if (!value->is_array()) fail(path(key), "must be an array of integers");
-    for (const auto& item : *value) {
-      if (!item.is_number_integer()) fail(path(key), "must be an array of integers");
-      out.push_back(item.get<int64_t>());
-    }
-    return out;
-  }
-
-  std::optional<int64_t> integer(const std::string& key) const {
-    const json* value = find(key);
-    if (!value) return std::nullopt;
-    if (!value->is_number_integer()) fail(path(key), "must be an integer");
-    return value->get<int64_t>();
-  }
-
-  std::optional<uint64_t> unsigned_integer(const std::string& key) const {
-    const json* value = find(key);
-    if (!value) return std::nullopt;
-    if (!value->is_number_unsigned() && !(value->is_number_integer() && *value >= 0))
-      fail(path(key), "must be a non-negative integer");
-    return value->get<uint64_t>();
-  }
-
-  std::optional<double> number(const std::string& key) const {
-    const json* value = find(key);
-    if (!value) return std::nullopt;
-    if (!value->is_number()) fail(path(key), "must be a number");
-    return value->get<double>();
-  }
-
-  std::optional<bool> boolean(const std::string& key) const {
-    const json* value = find(key);
-    if (!value) return std::nullopt;
-    if (!value->is_boolean()) fail(path(key), "must be true or false");
-    return value->get<bool>();
-  }
-
-  // An object of integers, e.g. {"mutual-exclusion": 2}.
-  std::map<std::string, int64_t> integer_map(const std::string& key) const {
-    std::map<std::string, int64_t> out;
-    if (!find(key)) return out;
-    Fields map = child(key);
-    for (const auto& [name, value] : map.object_.items())
-      if (auto n = map.integer(name)) out[name] = *n;
-    return out;
-  }
-
-  // The array at `key`, each element read by `read` with its own Fields.
-  template <typename Read>
-  auto list(const std::string& key, Read read) const {
-    std::vector<decltype(read(std::declval<const Fields&>()))> out;
-    const json* value = find(key);
-    if (!value) return out;
-    if (!value->is_array()) fail(path(key), "must be an array");
-    for (size_t i = 0; i < value->size(); ++i)
-      out.push_back(read(Fields((*value)[i], file_, path(key) + "[" + std::to_string(i) + "]")));
-    return out;
-  }
-
-  Fields child(const std::string& key) const { return Fields(*find(key), file_, path(key)); }
-  const json& object() const { return object_; }
-
-  std::string path(const std::string& key) const {
-    return where_.empty() ? key : where_ + "." + key;
-  }
-
-  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
-    throw ResultsError(file_.string() + ": field '" + field + "' " + problem);
-  }
-
- private:
-  const json& object_;
-  const std::filesystem::path& file_;
-  std::string where_;
-};
-
-Expectation read_expectation(const Fields& e) {
+Expectation read_expectation(Fields e) {
   Expectation out;
   out.verdict = e.text("verdict").value_or(out.verdict);
-  out.kinds = e.texts("kinds");
-  out.absent = e.texts("absent");
+  out.kinds = e.texts("kinds").value_or(out.kinds);
+  out.absent = e.texts("absent").value_or(out.absent);
   return out;
 }
 
-checkers::Violation read_violation(const Fields& v) {
+checkers::Violation read_violation(Fields v) {
   checkers::Violation out;
   out.kind = v.text("kind").value_or("violation");
   out.lock = v.text("lock").value_or("");
-  out.processes = v.texts("processes");
+  out.processes = v.texts("processes").value_or(out.processes);
   out.events = v.integers("events");
   out.times_ns = v.integers("times_ns");
   out.explanation = v.text("explanation").value_or("");
   return out;
 }
 
-Check read_check(const Fields& c) {
+Check read_check(Fields c) {
   Check out;
   out.counts = c.integer_map("counts");
   if (c.find("per_lock")) {
@@ -166,7 +53,7 @@ Check read_check(const Fields& c) {
   return out;
 }
 
-RunStats read_stats(const Fields& s) {
+RunStats read_stats(Fields s) {
   RunStats out;
   out.acquires_ok = s.integer("acquires_ok").value_or(0);
   out.acquires_failed = s.integer("acquires_failed").value_or(0);
@@ -179,7 +66,7 @@ RunStats read_stats(const Fields& s) {
   return out;
 }
 
-FaultFiring read_fault(const Fields& f) {
+FaultFiring read_fault(Fields f) {
   FaultFiring out;
   if (auto index = f.unsigned_integer("index")) out.index = size_t(*index);
   out.kind = f.text("kind").value_or("");

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "adapter_lock.h"
+#include "atomic_file.h"
 #include "checkers.h"
 #include "client.h"
 #include "cluster.h"
@@ -25,18 +26,6 @@
 namespace locklab {
 
 namespace {
-
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  auto tmp = path;
-  tmp += ".partial";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  std::filesystem::rename(tmp, path);
-}
 
 // Why `external` cannot be held to `scenario`'s story, or nullopt when it
 // can: a fault of the story fires at a step the lock never announces (a step
@@ -438,7 +427,7 @@ ScenarioResults run_scenario(const Scenario& scenario, const RunOptions& options
     results.runs.push_back(run_algorithm(scenario, algorithm, seed, options.out_dir,
                                          options.external ? &*options.external : nullptr, nullptr,
                                          options.target.get()));
-  write_atomically(options.out_dir / "results.json", results.to_json().dump(2) + "\n");
+  write_file_atomically(options.out_dir / "results.json", results.to_json().dump(2) + "\n");
   return results;
 }
 

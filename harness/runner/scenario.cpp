@@ -8,6 +8,7 @@
 #include "checkers.h"  // violation_kinds
 #include "client.h"    // workload_steps
 #include "cluster.h"   // shape_for
+#include "json_fields.h"
 #include "lock.h"
 
 namespace locklab {
@@ -15,71 +16,12 @@ namespace {
 
 using nlohmann::json;
 
-// Reads one JSON object's fields, each once, and complains about the rest.
-class Fields {
- public:
-  Fields(const json& object, std::string path, const std::filesystem::path& file)
-      : object_(object), path_(std::move(path)), file_(file) {
-    if (!object_.is_object()) fail(path_.empty() ? "the document" : path_, "must be an object");
-  }
+using Fields = JsonFields<ScenarioError>;
 
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw ScenarioError(file_.string() + ": field '" + field + "' " + what);
-  }
-  std::string name(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-
-  const json* get(const std::string& key) {
-    seen_.insert(key);
-    auto it = object_.find(key);
-    return it == object_.end() ? nullptr : &*it;
-  }
-
-  std::string string(const std::string& key, std::string fallback) {
-    const json* v = get(key);
-    if (!v) return fallback;
-    if (!v->is_string()) fail(name(key), "must be a string");
-    return v->get<std::string>();
-  }
-  int64_t integer(const std::string& key, int64_t fallback, int64_t min, int64_t max) {
-    const json* v = get(key);
-    if (!v) return fallback;
-    if (!v->is_number_integer() && !v->is_number_unsigned()) fail(name(key), "must be an integer");
-    int64_t n = v->get<int64_t>();
-    if (n < min || n > max)
-      fail(name(key), "must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                          ", got " + std::to_string(n));
-    return n;
-  }
-  bool boolean(const std::string& key, bool fallback) {
-    const json* v = get(key);
-    if (!v) return fallback;
-    if (!v->is_boolean()) fail(name(key), "must be true or false");
-    return v->get<bool>();
-  }
-  std::vector<std::string> strings(const std::string& key, std::vector<std::string> fallback) {
-    const json* v = get(key);
-    if (!v) return fallback;
-    if (!v->is_array()) fail(name(key), "must be an array of strings");
-    std::vector<std::string> out;
-    for (const auto& item : *v) {
-      if (!item.is_string()) fail(name(key), "must be an array of strings");
-      out.push_back(item.get<std::string>());
-    }
-    return out;
-  }
-  // Rejects fields nobody asked for: a typo must not be silently ignored.
-  void done() const {
-    for (auto it = object_.begin(); it != object_.end(); ++it)
-      if (!seen_.count(it.key())) fail(name(it.key()), "is not a known field");
-  }
-  const std::filesystem::path& file() const { return file_; }
-
- private:
-  const json& object_;
-  std::string path_;
-  const std::filesystem::path& file_;
-  std::set<std::string> seen_;
-};
+// A scenario is written by people: a null is a mistake, not an absent field.
+Fields fields_of(const json& object, const std::filesystem::path& file, const std::string& path) {
+  return Fields(object, file, path, Nulls::Refused);
+}
 
 constexpr int64_t kMaxMs = 3'600'000;
 
@@ -90,21 +32,21 @@ bool is_violation_kind(const std::string& kind) {
 
 Expectation parse_expectation(const json& value, const std::string& path,
                               const std::filesystem::path& file) {
-  Fields f(value, path, file);
+  Fields f = fields_of(value, file, path);
   Expectation e;
-  e.verdict = f.string("verdict", "safe");
+  e.verdict = f.text("verdict").value_or("safe");
   if (e.verdict != "safe" && e.verdict != "violated")
-    f.fail(f.name("verdict"), "must be \"safe\" or \"violated\", got \"" + e.verdict + "\"");
-  e.kinds = f.strings("kinds", {});
-  e.absent = f.strings("absent", {});
+    f.fail(f.path("verdict"), "must be \"safe\" or \"violated\", got \"" + e.verdict + "\"");
+  e.kinds = f.texts("kinds").value_or(std::vector<std::string>{});
+  e.absent = f.texts("absent").value_or(std::vector<std::string>{});
   for (const auto* list : {&e.kinds, &e.absent})
     for (const auto& k : *list)
       if (!is_violation_kind(k))
-        f.fail(f.name(list == &e.kinds ? "kinds" : "absent"),
+        f.fail(f.path(list == &e.kinds ? "kinds" : "absent"),
                "has an unknown violation kind \"" + k + "\"");
   if (e.verdict == "safe" && !e.kinds.empty())
-    f.fail(f.name("kinds"), "lists kinds that must be found, but the verdict is \"safe\"");
-  f.string("why", "");  // free text for readers of the scenario
+    f.fail(f.path("kinds"), "lists kinds that must be found, but the verdict is \"safe\"");
+  f.text("why").value_or("");  // free text for readers of the scenario
   f.done();
   return e;
 }
@@ -145,7 +87,7 @@ std::set<std::string> all_param_names() {
 
 void parse_param(Fields& f, Fault& fault, const FaultParam& p) {
   const std::string key(p.name);
-  const json* v = f.get(key);
+  const json* v = f.find(key);
   if (!v) return;
   switch (p.type) {
     case ParamType::Choice: {
@@ -154,109 +96,109 @@ void parse_param(Fields& f, Fault& fault, const FaultParam& p) {
         allowed += (allowed.empty() ? "\"" : " or \"") + std::string(c) + "\"";
       if (!v->is_string() ||
           std::find(p.choices.begin(), p.choices.end(), v->get<std::string>()) == p.choices.end())
-        f.fail(f.name(key), "must be " + allowed);
+        f.fail(f.path(key), "must be " + allowed);
       (key == "how" ? fault.how : fault.mode) = v->get<std::string>();
       return;
     }
     case ParamType::Number:
       if (!v->is_number() || v->get<double>() <= p.min || v->get<double>() > p.max)
-        f.fail(f.name(key), "must be a number in (" + std::to_string(int64_t(p.min)) + ", " +
+        f.fail(f.path(key), "must be a number in (" + std::to_string(int64_t(p.min)) + ", " +
                                 std::to_string(int64_t(p.max)) + "]");
       fault.set_number(key, v->get<double>());
       return;
     case ParamType::Integer:
-      fault.set_number(key, double(f.integer(key, 0, int64_t(p.min), int64_t(p.max))));
+      fault.set_number(key, double(f.integer(key, int64_t(p.min), int64_t(p.max)).value_or(0)));
       return;
   }
 }
 
 Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
                   const std::filesystem::path& file) {
-  Fields f(value, path, file);
+  Fields f = fields_of(value, file, path);
   Fault fault;
-  const std::string kind = f.string("kind", "");
+  const std::string kind = f.text("kind").value_or("");
   const std::optional<FaultKind> parsed = fault_kind_named(kind);
   if (!parsed)
-    f.fail(f.name("kind"),
+    f.fail(f.path("kind"),
            "must be one of " + fault_kind_names() + (kind.empty() ? "" : ", got \"" + kind + "\""));
   fault.kind = *parsed;
   const FaultKindInfo& row = info(fault.kind);
 
-  if (f.get("at_ms")) fault.at_ms = f.integer("at_ms", 0, 0, kMaxMs);
-  if (const json* when = f.get("when")) {
-    Fields w(*when, f.name("when"), file);
+  if (f.find("at_ms")) fault.at_ms = f.integer("at_ms", 0, kMaxMs).value_or(0);
+  if (const json* when = f.find("when")) {
+    Fields w = fields_of(*when, file, f.path("when"));
     StepTrigger trigger;
-    trigger.client = w.string("client", "");
-    trigger.step = w.string("step", "");
-    trigger.nth = int(w.integer("nth", 1, 1, 1'000'000));
+    trigger.client = w.text("client").value_or("");
+    trigger.step = w.text("step").value_or("");
+    trigger.nth = int(w.integer("nth", 1, 1'000'000).value_or(1));
     w.done();
     if (auto e = client_name_error(trigger.client, s.clients); !e.empty())
-      w.fail(w.name("client"), e);
-    if (trigger.step.empty()) w.fail(w.name("step"), "must name a client step (e.g. \"acquired\")");
+      w.fail(w.path("client"), e);
+    if (trigger.step.empty()) w.fail(w.path("step"), "must name a client step (e.g. \"acquired\")");
     fault.when = trigger;
   }
   if (fault.at_ms.has_value() == fault.when.has_value())
     f.fail(path, "needs exactly one of \"at_ms\" (a time) or \"when\" (a client step)");
   if (fault.at_ms && *fault.at_ms >= s.duration_ms)
-    f.fail(f.name("at_ms"), "is " + std::to_string(*fault.at_ms) +
+    f.fail(f.path("at_ms"), "is " + std::to_string(*fault.at_ms) +
                                 " ms, at or past the end of the run (duration_ms " +
                                 std::to_string(s.duration_ms) + "): the fault would never fire");
 
-  if (f.get("duration_ms")) {
+  if (f.find("duration_ms")) {
     if (row.duration == DurationRule::None)
-      f.fail(f.name("duration_ms"),
+      f.fail(f.path("duration_ms"),
              "does not apply to " + std::string(row.name) + ", which is not undone after a time");
-    fault.duration_ms = f.integer("duration_ms", 0, 0, kMaxMs);
+    fault.duration_ms = f.integer("duration_ms", 0, kMaxMs).value_or(0);
   }
   if (row.duration == DurationRule::Required && !fault.duration_ms)
-    f.fail(f.name("duration_ms"), "is required for " + std::string(row.name));
+    f.fail(f.path("duration_ms"), "is required for " + std::string(row.name));
 
   const bool on_clients = row.target == FaultTarget::Client || row.target == FaultTarget::Link;
   const bool on_nodes = row.target == FaultTarget::Server || row.target == FaultTarget::Link;
-  if (f.get("clients")) {
+  if (f.find("clients")) {
     if (!on_clients)
-      f.fail(f.name("clients"), "does not apply to " + std::string(row.name) + ", which acts on " +
+      f.fail(f.path("clients"), "does not apply to " + std::string(row.name) + ", which acts on " +
                                     std::string(target_name(row.target)) + "s, not clients");
-    fault.clients = f.strings("clients", {});
+    fault.clients = f.texts("clients").value_or(std::vector<std::string>{});
     for (const auto& c : fault.clients)
-      if (auto e = client_name_error(c, s.clients); !e.empty()) f.fail(f.name("clients"), e);
+      if (auto e = client_name_error(c, s.clients); !e.empty()) f.fail(f.path("clients"), e);
   }
-  if (const json* nodes = f.get("nodes")) {
+  if (const json* nodes = f.find("nodes")) {
     if (!on_nodes)
-      f.fail(f.name("nodes"), "does not apply to " + std::string(row.name) + ", which acts on " +
+      f.fail(f.path("nodes"), "does not apply to " + std::string(row.name) + ", which acts on " +
                                   std::string(target_name(row.target)) +
                                   (row.target == FaultTarget::Client ? "s" : "") +
                                   " (node 0's replicas or master group, not chosen nodes)");
-    if (!nodes->is_array()) f.fail(f.name("nodes"), "must be an array of server indices");
+    if (!nodes->is_array()) f.fail(f.path("nodes"), "must be an array of server indices");
     for (const auto& n : *nodes) {
       if (!n.is_number_integer() || n.get<int>() < 0 || n.get<int>() > 16)
-        f.fail(f.name("nodes"), "must be an array of server indices (0 = the first master)");
+        f.fail(f.path("nodes"), "must be an array of server indices (0 = the first master)");
       fault.nodes.push_back(n.get<int>());
     }
   }
-  fault.algorithms = f.strings("algorithms", {});
+  fault.algorithms = f.texts("algorithms").value_or(std::vector<std::string>{});
   for (const auto& a : fault.algorithms)
     if (std::find(s.algorithms.begin(), s.algorithms.end(), a) == s.algorithms.end())
-      f.fail(f.name("algorithms"),
+      f.fail(f.path("algorithms"),
              "names \"" + a +
                  "\", which the scenario does not run (it runs: " + joined(s.algorithms) + ")");
 
   for (const auto& p : row.params) parse_param(f, fault, p);
   for (const auto& other : all_param_names())
-    if (!find_param(fault.kind, other) && f.get(other)) {
+    if (!find_param(fault.kind, other) && f.find(other)) {
       std::string own;
       for (const auto& p : row.params) own += (own.empty() ? "" : ", ") + std::string(p.name);
-      f.fail(f.name(other), "does not apply to " + std::string(row.name) +
+      f.fail(f.path(other), "does not apply to " + std::string(row.name) +
                                 " (its parameters: " + (own.empty() ? "none" : own) + ")");
     }
-  f.string("why", "");
+  f.text("why").value_or("");
   f.done();
   if (fault.kind == FaultKind::Failover && s.topology.replicas == 0)
-    f.fail(f.name("kind"), "failover needs topology.replicas >= 1");
+    f.fail(f.path("kind"), "failover needs topology.replicas >= 1");
   if (fault.kind == FaultKind::Failover && fault.mode == "sentinel" && s.topology.sentinels == 0)
-    f.fail(f.name("mode"), "sentinel failover needs topology.sentinels = 3");
+    f.fail(f.path("mode"), "sentinel failover needs topology.sentinels = 3");
   if (fault.kind == FaultKind::CutReplication && s.topology.replicas == 0)
-    f.fail(f.name("kind"), "cut-replication needs topology.replicas >= 1");
+    f.fail(f.path("kind"), "cut-replication needs topology.replicas >= 1");
   return fault;
 }
 
@@ -339,20 +281,20 @@ std::string line_and_column(const std::string& text, size_t offset) {
 }
 
 Scenario parse_scenario(const json& document, const std::filesystem::path& file) {
-  Fields top(document, "", file);
+  Fields top = fields_of(document, file, "");
   Scenario s;
   s.file = file;
-  s.name = top.string("name", file.stem().string());
-  s.description = top.string("description", "");
-  top.string("$schema", "");
+  s.name = top.text("name").value_or(file.stem().string());
+  s.description = top.text("description").value_or("");
+  top.text("$schema").value_or("");
 
-  if (const json* t = top.get("topology")) {
-    Fields f(*t, "topology", file);
-    s.topology.nodes = int(f.integer("nodes", 1, 1, 9));
-    s.topology.replicas = int(f.integer("replicas", 0, 0, 4));
-    s.topology.sentinels = int(f.integer("sentinels", 0, 0, 5));
-    s.topology.persistence = f.boolean("persistence", false);
-    s.topology.network = f.string("network", "proxy");
+  if (const json* t = top.find("topology")) {
+    Fields f = fields_of(*t, file, "topology");
+    s.topology.nodes = int(f.integer("nodes", 1, 9).value_or(1));
+    s.topology.replicas = int(f.integer("replicas", 0, 4).value_or(0));
+    s.topology.sentinels = int(f.integer("sentinels", 0, 5).value_or(0));
+    s.topology.persistence = f.boolean("persistence").value_or(false);
+    s.topology.network = f.text("network").value_or("proxy");
     f.done();
     if (s.topology.network != "proxy" && s.topology.network != "netns")
       f.fail("topology.network", "must be \"proxy\" or \"netns\"");
@@ -361,33 +303,34 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
     if (s.topology.sentinels && !s.topology.replicas)
       f.fail("topology.sentinels", "needs at least one replica to fail over to");
   }
-  s.clients = int(top.integer("clients", 4, 1, 64));
-  if (const json* w = top.get("workload")) {
-    Fields f(*w, "workload", file);
+  s.clients = int(top.integer("clients", 1, 64).value_or(4));
+  if (const json* w = top.find("workload")) {
+    Fields f = fields_of(*w, file, "workload");
     Workload& wl = s.workload;
-    wl.locks = f.strings("locks", wl.locks);
+    wl.locks = f.texts("locks").value_or(wl.locks);
     if (wl.locks.empty()) f.fail("workload.locks", "must name at least one lock");
-    wl.ttl_ms = f.integer("ttl_ms", wl.ttl_ms, 1, kMaxMs);
-    wl.wait_ms = f.integer("wait_ms", wl.wait_ms, 0, kMaxMs);
-    wl.work_ms = f.integer("work_ms", wl.work_ms, 0, kMaxMs);
-    wl.think_ms = f.integer("think_ms", wl.think_ms, 0, kMaxMs);
-    wl.ops_per_client = f.integer("ops_per_client", wl.ops_per_client, 1, 10'000'000);
-    wl.fencing = f.boolean("fencing", wl.fencing);
-    wl.stop_on_renewal_failure = f.boolean("stop_on_renewal_failure", wl.stop_on_renewal_failure);
-    wl.reentry = f.integer("reentry", wl.reentry, 1, 100);
-    wl.lock_per_client = f.boolean("lock_per_client", wl.lock_per_client);
-    if (const json* p = f.get("params")) {
-      Fields pf(*p, "workload.params", file);
+    wl.ttl_ms = f.integer("ttl_ms", 1, kMaxMs).value_or(wl.ttl_ms);
+    wl.wait_ms = f.integer("wait_ms", 0, kMaxMs).value_or(wl.wait_ms);
+    wl.work_ms = f.integer("work_ms", 0, kMaxMs).value_or(wl.work_ms);
+    wl.think_ms = f.integer("think_ms", 0, kMaxMs).value_or(wl.think_ms);
+    wl.ops_per_client = f.integer("ops_per_client", 1, 10'000'000).value_or(wl.ops_per_client);
+    wl.fencing = f.boolean("fencing").value_or(wl.fencing);
+    wl.stop_on_renewal_failure =
+        f.boolean("stop_on_renewal_failure").value_or(wl.stop_on_renewal_failure);
+    wl.reentry = f.integer("reentry", 1, 100).value_or(wl.reentry);
+    wl.lock_per_client = f.boolean("lock_per_client").value_or(wl.lock_per_client);
+    if (const json* p = f.find("params")) {
+      Fields pf = fields_of(*p, file, "workload.params");
       for (auto it = p->begin(); it != p->end(); ++it)
-        wl.params[it.key()] = pf.integer(it.key(), 0, INT64_MIN, INT64_MAX);
+        wl.params[it.key()] = pf.integer(it.key(), INT64_MIN, INT64_MAX).value_or(0);
       pf.done();
     }
     f.done();
   }
-  s.duration_ms = top.integer("duration_ms", s.duration_ms, 1, kMaxMs);
-  s.seed = uint64_t(top.integer("seed", 1, 0, INT64_MAX));
+  s.duration_ms = top.integer("duration_ms", 1, kMaxMs).value_or(s.duration_ms);
+  s.seed = uint64_t(top.integer("seed", 0, INT64_MAX).value_or(1));
 
-  s.algorithms = top.strings("algorithms", {});
+  s.algorithms = top.texts("algorithms").value_or(std::vector<std::string>{});
   if (s.algorithms.empty()) top.fail("algorithms", "must name at least one algorithm");
   if (s.algorithms.size() == 1 && s.algorithms[0] == "all") {
     s.algorithms.clear();
@@ -395,10 +338,10 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
   }
   for (const auto& id : s.algorithms) check_algorithm(id, "algorithms", top);
 
-  if (const json* e = top.get("expect")) {
-    Fields f(*e, "expect", file);
+  if (const json* e = top.find("expect")) {
+    Fields f = fields_of(*e, file, "expect");
     for (auto it = e->begin(); it != e->end(); ++it) {
-      f.get(it.key());
+      f.find(it.key());
       Expectation parsed = parse_expectation(it.value(), "expect." + it.key(), file);
       if (it.key() == "default") {
         s.default_expectation = parsed;
@@ -408,7 +351,7 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
       }
     }
   }
-  if (const json* faults = top.get("faults")) {
+  if (const json* faults = top.find("faults")) {
     if (!faults->is_array()) top.fail("faults", "must be an array");
     for (size_t i = 0; i < faults->size(); ++i)
       s.faults.push_back(parse_fault((*faults)[i], "faults[" + std::to_string(i) + "]", s, file));

@@ -9,53 +9,37 @@
 
 #include "fault_kind.h"
 #include "hiredis_connection.h"
+#include "json_fields.h"
 
 namespace locklab {
 namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void bad(const std::filesystem::path& file, const std::string& field,
-                      const std::string& what) {
-  throw TargetError("target " + file.string() + ": " + (field.empty() ? "" : field + ": ") + what);
-}
+using Fields = JsonFields<TargetError>;
 
-std::vector<Endpoint> endpoints(const json& doc, const std::filesystem::path& file,
-                                const std::string& field) {
+std::vector<Endpoint> endpoints(Fields& doc, const std::string& field) {
   std::vector<Endpoint> out;
-  if (!doc.contains(field)) return out;
-  if (!doc[field].is_array()) bad(file, field, "must be an array of \"host:port\" strings");
-  for (size_t i = 0; i < doc[field].size(); ++i) {
-    const json& e = doc[field][i];
+  const json* list = doc.find(field);
+  if (!list) return out;
+  if (!list->is_array()) doc.fail(field, "must be an array of \"host:port\" strings");
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json& e = (*list)[i];
     const std::string where = field + "[" + std::to_string(i) + "]";
-    if (!e.is_string()) bad(file, where, "must be a \"host:port\" string");
+    if (!e.is_string()) doc.fail(where, "must be a \"host:port\" string");
     try {
       out.push_back(Endpoint::parse(e.get<std::string>()));
     } catch (const std::exception& error) {
-      bad(file, where, error.what());
+      doc.fail(where, error.what());
     }
   }
   return out;
 }
 
-std::string string_field(const json& doc, const std::filesystem::path& file,
-                         const std::string& field) {
-  if (!doc.contains(field)) return {};
-  if (!doc[field].is_string()) bad(file, field, "must be a string");
-  return doc[field].get<std::string>();
-}
-
-bool bool_field(const json& doc, const std::filesystem::path& file, const std::string& field) {
-  if (!doc.contains(field)) return false;
-  if (!doc[field].is_boolean()) bad(file, field, "must be true or false");
-  return doc[field].get<bool>();
-}
-
-std::string from_env(const std::filesystem::path& file, const std::string& field,
-                     const std::string& variable) {
+std::string from_env(const Fields& doc, const std::string& field, const std::string& variable) {
   if (variable.empty()) return {};
   const char* value = std::getenv(variable.c_str());
-  if (!value) bad(file, field, "the environment variable " + variable + " is not set");
+  if (!value) doc.fail(field, "names the environment variable " + variable + ", which is not set");
   return value;
 }
 
@@ -101,47 +85,44 @@ std::vector<Endpoint> Target::servers() const {
 
 Target load_target(const std::filesystem::path& file) {
   std::ifstream in(file);
-  if (!in) bad(file, "", "cannot read the file");
+  if (!in) throw TargetError("target " + file.string() + ": cannot read the file");
   std::stringstream text;
   text << in.rdbuf();
-  json doc;
+  json document;
   try {
-    doc = json::parse(text.str());
+    document = json::parse(text.str());
   } catch (const json::parse_error& e) {
-    bad(file, "", std::string("not JSON: ") + e.what());
+    throw TargetError("target " + file.string() + ": not JSON: " + e.what());
   }
-  if (!doc.is_object()) bad(file, "", "must be a JSON object");
-  static const std::set<std::string> known = {
-      "name",        "masters",      "replicas",     "sentinels",      "master_name",
-      "key_prefix",  "username_env", "password_env", "allow_failover", "allow_debug_sleep",
-      "allow_flush", "$schema",      "description"};
-  for (const auto& [key, value] : doc.items())
-    if (!known.count(key)) bad(file, key, "unknown field");
+  Fields doc(document, file, "", Nulls::Refused);
   Target t;
   t.file = file;
-  t.name = string_field(doc, file, "name");
+  t.name = doc.text("name").value_or(file.stem().string());
   if (t.name.empty()) t.name = file.stem().string();
-  t.masters = endpoints(doc, file, "masters");
-  if (t.masters.empty()) bad(file, "masters", "at least one \"host:port\" is required");
-  t.replicas = endpoints(doc, file, "replicas");
-  t.sentinels = endpoints(doc, file, "sentinels");
-  t.master_name = string_field(doc, file, "master_name");
+  t.masters = endpoints(doc, "masters");
+  if (t.masters.empty()) doc.fail("masters", "needs at least one \"host:port\"");
+  t.replicas = endpoints(doc, "replicas");
+  t.sentinels = endpoints(doc, "sentinels");
+  t.master_name = doc.text("master_name").value_or("");
   if (!t.sentinels.empty() && t.master_name.empty())
-    bad(file, "master_name", "required with sentinels (the name they monitor masters[0] by)");
+    doc.fail("master_name", "is required with sentinels (the name they monitor masters[0] by)");
   if (!t.replicas.empty() && t.masters.size() > 1)
-    bad(file, "replicas", "replicas are of a single master; give one master with replicas");
-  t.key_prefix = string_field(doc, file, "key_prefix");
+    doc.fail("replicas", "are of a single master; give one master with replicas");
+  t.key_prefix = doc.text("key_prefix").value_or("");
   if (t.key_prefix.empty())
-    bad(file, "key_prefix", "required: every key the lab writes starts with it");
-  t.allow_failover = bool_field(doc, file, "allow_failover");
-  t.allow_debug_sleep = bool_field(doc, file, "allow_debug_sleep");
-  t.allow_flush = bool_field(doc, file, "allow_flush");
-  t.username_env = string_field(doc, file, "username_env");
-  t.password_env = string_field(doc, file, "password_env");
+    doc.fail("key_prefix", "is required: every key the lab writes starts with it");
+  t.allow_failover = doc.boolean("allow_failover").value_or(false);
+  t.allow_debug_sleep = doc.boolean("allow_debug_sleep").value_or(false);
+  t.allow_flush = doc.boolean("allow_flush").value_or(false);
+  t.username_env = doc.text("username_env").value_or("");
+  t.password_env = doc.text("password_env").value_or("");
   if (!t.username_env.empty() && t.password_env.empty())
-    bad(file, "password_env", "required with username_env (AUTH needs a password)");
-  t.username = from_env(file, "username_env", t.username_env);
-  t.password = from_env(file, "password_env", t.password_env);
+    doc.fail("password_env", "is required with username_env (AUTH needs a password)");
+  t.username = from_env(doc, "username_env", t.username_env);
+  t.password = from_env(doc, "password_env", t.password_env);
+  doc.text("$schema");
+  doc.text("description");
+  doc.done();
   return t;
 }
 

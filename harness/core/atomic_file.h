@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string_view>
 
-namespace locklab::suite {
+namespace locklab {
 
 // Writes `text` to `path` through a temporary file next to it and a rename,
 // so a reader finds the previous file or the complete new one, never a part.
@@ -12,4 +12,4 @@ namespace locklab::suite {
 // file when it cannot be written; no temporary file is left then.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
 
-}  // namespace locklab::suite
+}  // namespace locklab

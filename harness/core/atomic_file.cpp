@@ -7,7 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
-namespace locklab::suite {
+namespace locklab {
 
 namespace fs = std::filesystem;
 
@@ -36,4 +36,4 @@ void write_file_atomically(const fs::path& path, std::string_view text) {
   }
 }
 
-}  // namespace locklab::suite
+}  // namespace locklab
