@@ -164,8 +164,9 @@ LoopResult run_loop(const std::string& algorithm, int clients, double seconds, b
   };
   RunResult run = run_algorithm(scenario, algorithm, 1, dir.path(), nullptr, &probe);
   if (run.error) throw std::runtime_error(algorithm + ": " + *run.error);
-  if (record && run.verdict != "safe")
-    throw std::runtime_error(algorithm + ": the benchmark's run was " + run.verdict);
+  if (record && run.verdict != Verdict::Safe)
+    throw std::runtime_error(algorithm + ": the benchmark's run was " +
+                             std::string(verdict_name(run.verdict)));
   if (run.stats) {
     result.acquisitions = run.stats->acquires_ok;
     result.events = run.stats->events;

@@ -212,7 +212,7 @@ class Section {
 
   std::string head() const {
     std::string out = "<header class=\"algorithm-head\"><h2>" + escape(run_name(run_)) + "</h2>" +
-                      verdict_pill(run_.verdict) +
+                      verdict_pill(verdict_name(run_.verdict)) +
                       outcome_badge(run_.outcome, run_.like.value_or(""));
     std::vector<std::string> meta;
     if (run_.target) meta.push_back("on target " + *run_.target);
@@ -226,7 +226,7 @@ class Section {
 
     std::set<std::string> found = found_kinds();
     auto counted = [&](const std::string& kind) { return found.count(kind) > 0; };
-    out += "<p class=\"expected\">Expected <b>" + escape(expected.verdict) + "</b>";
+    out += "<p class=\"expected\">Expected <b>" + escape(verdict_name(expected.verdict)) + "</b>";
     for (size_t i = 0; i < expected.kinds.size(); ++i) {
       const auto& kind = expected.kinds[i];
       bool seen = counted(kind);
@@ -242,7 +242,7 @@ class Section {
              "</span>";
     }
     if (run_.like) out += " (as for " + escape(*run_.like) + ", which this lock stands in for)";
-    out += "; measured <b>" + escape(run_.verdict) + "</b>";
+    out += "; measured <b>" + escape(verdict_name(run_.verdict)) + "</b>";
     bool first = true;
     for (const auto& kind : found) {
       out +=
@@ -570,8 +570,8 @@ std::string summary(const ScenarioResults& results, const std::vector<std::strin
   for (size_t i = 0; i < results.runs.size(); ++i) {
     const auto& run = results.runs[i];
     out += "<tr><td><a href=\"#" + escape(ids[i]) + "\">" + escape(run_name(run)) +
-           "</a></td><td>" + verdict_pill(run.verdict) + "</td><td>" +
-           (run.expected ? escape(run.expected->verdict) : "—") + "</td><td>" +
+           "</a></td><td>" + verdict_pill(verdict_name(run.verdict)) + "</td><td>" +
+           (run.expected ? escape(verdict_name(run.expected->verdict)) : "—") + "</td><td>" +
            outcome_badge(run.outcome, run.like.value_or("")) + "</td><td>" + escape(causes[i]) +
            "</td></tr>";
   }

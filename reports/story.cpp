@@ -5,6 +5,7 @@
 
 #include "fault_kind.h"
 #include "html.h"
+#include "violation_kind.h"
 
 namespace locklab::reports {
 
@@ -88,26 +89,16 @@ std::pair<int64_t, int64_t> event_span(const Violation& v, const Timeline& timel
   return span.value_or(std::make_pair(int64_t(0), int64_t(0)));
 }
 
-struct KindWords {
-  const char* kind;
-  const char* one;
-  const char* many;
-};
-const KindWords kKindWords[] = {
-    {"mutual-exclusion", "overlapping acquisition", "overlapping acquisitions"},
-    {"lost-update", "lost update", "lost updates"},
-    {"stale-write", "stale write", "stale writes"},
-    {"token-order", "fencing token out of order", "fencing tokens out of order"},
-    {"ownership", "release of someone else's lock", "releases of someone else's lock"},
-    {"liveness", "stretch without a holder", "stretches without a holder"},
-    {"reentrancy", "wrong nesting depth", "wrong nesting depths"},
-};
-
 std::string kind_count(const std::string& kind, size_t n) {
-  for (const auto& words : kKindWords)
-    if (kind == words.kind)
-      return format_count(int64_t(n)) + " " + (n == 1 ? words.one : words.many);
+  if (auto known = violation_kind_named(kind)) {
+    const ViolationKindInfo& words = info(*known);
+    return format_count(int64_t(n)) + " " + std::string(n == 1 ? words.one : words.many);
+  }
   return format_count(int64_t(n)) + " " + kind + (n == 1 ? " violation" : " violations");
+}
+
+bool is(const Violation& v, ViolationKind kind) {
+  return violation_kind_named(v.kind) == kind;
 }
 
 std::string text_of(const json& value) {
@@ -167,7 +158,7 @@ class Storyteller {
     for (size_t k : quoted)
       events.insert(violations_[k].events.begin(), violations_[k].events.end());
     for (size_t k : quoted)
-      if (violations_[k].kind == "lost-update" && violations_[k].events.size() == 2)
+      if (is(violations_[k], ViolationKind::LostUpdate) && violations_[k].events.size() == 2)
         lost_by_[violations_[k].events[1]] = violations_[k].events[0];
 
     int64_t from = INT64_MAX, to = INT64_MIN;
@@ -350,7 +341,7 @@ class Storyteller {
     int64_t last = 0;
     for (size_t k : cause_.violations) {
       const Violation& v = violations_[k];
-      if (v.kind != "mutual-exclusion") continue;
+      if (!is(v, ViolationKind::MutualExclusion)) continue;
       // An acquisition the story already told (it is another kind's event too) is not "more".
       bool told = std::any_of(v.events.begin(), v.events.end(), [&](int64_t e) {
         return told_.count(e) && (!hold_ || (e != hold_->start_index && e != hold_->end_index));
@@ -380,7 +371,7 @@ class Storyteller {
     constexpr size_t kMaxWrites = 3;
     int64_t overtaken = INT64_MAX;
     for (size_t k : cause_.violations)
-      if (violations_[k].kind == "mutual-exclusion")
+      if (is(violations_[k], ViolationKind::MutualExclusion))
         for (int64_t e : violations_[k].events)
           if (auto place = t_.places.find(e);
               place != t_.places.end() && place->second.process != lane_->process)
@@ -453,7 +444,8 @@ std::vector<Cause> group_by_cause(const Timeline& timeline,
     size_t at = causes.size();
     // A stretch without a holder, or a wrong nesting depth, is not caused by
     // the hold its events touch: those group by fault window only.
-    const bool about_a_hold = v.kind != "liveness" && v.kind != "reentrancy";
+    const auto kind = violation_kind_named(v.kind);
+    const bool about_a_hold = !kind || info(*kind).subject != ViolationSubject::Lock;
     std::optional<HoldRef> hold =
         about_a_hold ? earlier_hold(v, timeline, lanes) : std::optional<HoldRef>();
     std::optional<size_t> fault;
@@ -487,7 +479,7 @@ std::vector<size_t> story_violations(const Cause& cause, const std::vector<Viola
     if (out.size() < kStoryViolations && kinds.insert(violations[k].kind).second) out.push_back(k);
   for (size_t k : cause.violations)
     if (out.size() < kStoryViolations && std::find(out.begin(), out.end(), k) == out.end() &&
-        violations[k].kind != "mutual-exclusion")
+        !is(violations[k], ViolationKind::MutualExclusion))
       out.push_back(k);
   std::sort(out.begin(), out.end());
   return out;
@@ -555,14 +547,16 @@ std::string cause_headline(const Cause& cause, const Timeline& timeline,
 }
 
 std::string kinds_text(const std::map<std::string, size_t>& kinds) {
-  // The overlapping acquisitions first: they are what a reader counts.
+  // In the vocabulary's order (the overlapping acquisitions, which a reader
+  // counts, first), then any kind it does not know.
   std::string out;
   auto add = [&](const std::string& kind, size_t n) {
     out += (out.empty() ? "" : ", ") + kind_count(kind, n);
   };
-  if (auto me = kinds.find("mutual-exclusion"); me != kinds.end()) add(me->first, me->second);
+  for (const auto& row : violation_kinds())
+    if (auto it = kinds.find(std::string(row.name)); it != kinds.end()) add(it->first, it->second);
   for (const auto& [kind, n] : kinds)
-    if (kind != "mutual-exclusion") add(kind, n);
+    if (!violation_kind_named(kind)) add(kind, n);
   return out;
 }
 

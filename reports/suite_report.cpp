@@ -134,7 +134,7 @@ std::string cell(const Row& row, const std::string& algorithm) {
   std::optional<size_t> target;
   for (size_t i : mine) {
     const RunResult& run = runs[i];
-    ++verdicts[run.verdict];
+    ++verdicts[std::string(verdict_name(run.verdict))];
     if (!run.outcome) continue;
     outcomes.push_back(*run.outcome);
     ++counts[*run.outcome];
@@ -159,8 +159,8 @@ std::string cell(const Row& row, const std::string& algorithm) {
   std::string inner;
   for (const auto& [verdict, n] : verdicts) inner += verdict_pill(verdict, mine.size() > 1 ? n : 0);
   if (first.expected)
-    inner +=
-        "<span class=\"cell-expected\">expected " + escape(first.expected->verdict) + "</span>";
+    inner += "<span class=\"cell-expected\">expected " +
+             escape(verdict_name(first.expected->verdict)) + "</span>";
   std::string mark;
   if (outcome && mine.size() > 1) {
     mark = std::to_string(counts[RunOutcome::kMet]) + "/" + std::to_string(mine.size()) + " met";

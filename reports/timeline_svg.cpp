@@ -10,6 +10,7 @@
 
 #include "fault_kind.h"
 #include "html.h"
+#include "violation_kind.h"
 
 namespace locklab::reports {
 
@@ -39,6 +40,18 @@ const char* const kLockColours[] = {"#2563eb", "#7c3aed", "#0891b2", "#4f46e5", 
 // One colour per family of faults (the fault vocabulary's), so a reader learns them once.
 std::string fault_colour(const std::string& kind) {
   return std::string(locklab::fault_colour(kind));
+}
+
+// What a violation is about (an unknown kind from another tool: operations).
+ViolationSubject subject(const Violation& v) {
+  const auto kind = violation_kind_named(v.kind);
+  return kind ? info(*kind).subject : ViolationSubject::Operations;
+}
+
+// The vocabulary's colour of a violation's kind (a dark red for unknown kinds).
+std::string violation_colour(const Violation& v) {
+  const auto kind = violation_kind_named(v.kind);
+  return std::string(kind ? info(*kind).colour : "#991b1b");
 }
 
 std::string num(double v) {
@@ -463,7 +476,7 @@ class Drawing {
                                                  const std::vector<int64_t>& times) const {
     int64_t first = *std::min_element(times.begin(), times.end());
     int64_t last = *std::max_element(times.begin(), times.end());
-    if (v.kind != "mutual-exclusion" || v.processes.size() < 2) return {first, last};
+    if (subject(v) != ViolationSubject::Holds || v.processes.size() < 2) return {first, last};
     int64_t from = INT64_MIN, to = INT64_MAX;
     for (const auto& process : v.processes) {
       auto lane = lane_of_.find(process);
@@ -527,14 +540,15 @@ class Drawing {
         for (size_t i = 0; i < t_.lanes.size(); ++i) lanes.insert(i);
       auto [from_ns, to_ns] = violation_interval(v, times);
       if (!visible(from_ns, to_ns)) continue;
-      if (v.kind != "mutual-exclusion" && located.size() >= 2) {
+      if (subject(v) != ViolationSubject::Holds && located.size() >= 2) {
         std::sort(located.begin(), located.end());
         std::string points;
         for (const auto& [t, lane] : located)
           points += num(x(t)) + "," + num(lane_top(lane) + 20) + " ";
         links += "<a href=\"#" + anchor("violation", int64_t(k + 1)) +
-                 "\"><polyline class=\"violation-link\" points=\"" + points + "\">" +
-                 title(violation_tip(k, from_ns, to_ns)) + "</polyline></a>";
+                 "\"><polyline class=\"violation-link\" style=\"stroke:" + violation_colour(v) +
+                 "\" points=\"" + points + "\">" + title(violation_tip(k, from_ns, to_ns)) +
+                 "</polyline></a>";
         continue;
       }
       double from = x(from_ns), to = std::max(x(to_ns), from + 4);

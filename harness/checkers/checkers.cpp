@@ -6,15 +6,8 @@
 
 namespace locklab::checkers {
 
-const std::vector<std::string>& violation_kinds() {
-  static const std::vector<std::string> kinds = {"mutual-exclusion", "lost-update", "stale-write",
-                                                 "token-order",      "ownership",   "liveness",
-                                                 "reentrancy"};
-  return kinds;
-}
-
 bool Results::violated() const {
-  for (const auto& kind : violation_kinds()) {
+  for (const auto& kind : violation_kind_names()) {
     auto it = counts.find(kind);
     if (it != counts.end() && it->second > 0) return true;
   }
@@ -29,7 +22,7 @@ nlohmann::json violation_json(const Violation& v) {
 nlohmann::json Results::to_json() const {
   nlohmann::json listed = nlohmann::json::array();
   for (const auto& v : violations) listed.push_back(violation_json(v));
-  return {{"verdict", violated() ? "violated" : "safe"},
+  return {{"verdict", violated() ? Verdict::Violated : Verdict::Safe},
           {"counts", counts},
           {"per_lock", per_lock},
           {"violations", listed}};

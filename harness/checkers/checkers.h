@@ -85,12 +85,12 @@
 
 #include "event.h"
 #include "reader.h"
+#include "violation_kind.h"
 
 namespace locklab::checkers {
 
 struct Violation {
-  std::string kind;  // "mutual-exclusion", "lost-update", "stale-write", "token-order",
-                     // "ownership", "liveness", "reentrancy"
+  std::string kind;  // a ViolationKind's name (violation_kind.h)
   std::string lock;
   std::vector<std::string> processes;
   std::vector<int64_t> events;    // history indices of the events that prove it, ascending
@@ -120,9 +120,6 @@ struct Results {
   //  "violations":[{kind,lock,processes,events,times_ns,explanation}]}
   nlohmann::json to_json() const;
 };
-
-// The names of the violation kinds, in a fixed order.
-const std::vector<std::string>& violation_kinds();
 
 // Checks events already in memory. Throws history::HistoryError ("event <i>: ...")
 // when they break the format, e.g. a completion without its invoke.

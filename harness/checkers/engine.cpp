@@ -54,7 +54,7 @@ void Reporter::add(Counter counter, LockId lock, int64_t n) {
 
 Results Reporter::results(const Names& locks) {
   Results results;
-  std::vector<std::string> shown = violation_kinds();
+  std::vector<std::string> shown = violation_kind_names();
   for (const char* other : {"fencing-saved", "holds", "writes-accepted"}) shown.push_back(other);
   for (const auto& name : shown) {
     const Count& c = counts_[counter(name)];

@@ -11,11 +11,12 @@
 #include <deque>
 
 #include "engine.h"
+#include "violation_kind.h"
 
 namespace locklab::checkers {
 namespace {
 
-const std::string kKind = "liveness";
+const std::string kKind(name(ViolationKind::Liveness));
 
 class Liveness final : public Kind {
  public:

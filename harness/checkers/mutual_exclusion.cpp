@@ -7,11 +7,12 @@
 #include <unordered_map>
 
 #include "engine.h"
+#include "violation_kind.h"
 
 namespace locklab::checkers {
 namespace {
 
-const std::string kKind = "mutual-exclusion";
+const std::string kKind(name(ViolationKind::MutualExclusion));
 
 class MutualExclusion final : public Kind {
  public:

@@ -3,11 +3,12 @@
 // last wrote it.
 #include "best_by_other.h"
 #include "engine.h"
+#include "violation_kind.h"
 
 namespace locklab::checkers {
 namespace {
 
-const std::string kKind = "ownership";
+const std::string kKind(name(ViolationKind::Ownership));
 
 class Ownership final : public Kind {
  public:

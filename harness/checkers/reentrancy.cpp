@@ -1,11 +1,12 @@
 // reentrancy (rule in checkers.h): the depth each process holds each lock
 // at, as the history implies it, against the depth the lock reports.
 #include "engine.h"
+#include "violation_kind.h"
 
 namespace locklab::checkers {
 namespace {
 
-const std::string kKind = "reentrancy";
+const std::string kKind(name(ViolationKind::Reentrancy));
 
 class Reentrancy final : public Kind {
  public:

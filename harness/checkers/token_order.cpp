@@ -2,11 +2,12 @@
 // another process obtained before this acquire was invoked.
 #include "best_by_other.h"
 #include "engine.h"
+#include "violation_kind.h"
 
 namespace locklab::checkers {
 namespace {
 
-const std::string kKind = "token-order";
+const std::string kKind(name(ViolationKind::TokenOrder));
 
 class TokenOrder final : public Kind {
  public:

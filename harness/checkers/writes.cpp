@@ -11,12 +11,13 @@
 #include "best_by_other.h"
 #include "engine.h"
 #include "interval_set.h"
+#include "violation_kind.h"
 
 namespace locklab::checkers {
 namespace {
 
-const std::string kLostUpdate = "lost-update";
-const std::string kStaleWrite = "stale-write";
+const std::string kLostUpdate(name(ViolationKind::LostUpdate));
+const std::string kStaleWrite(name(ViolationKind::StaleWrite));
 
 class Writes final : public Kind {
  public:

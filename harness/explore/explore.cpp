@@ -159,7 +159,7 @@ class Explorer {
     std::lock_guard lock(mutex_);
     json entry = {{"index", index},
                   {"seed", s.seed},
-                  {"verdict", run.verdict},
+                  {"verdict", verdict_name(run.verdict)},
                   {"kinds", run.check ? run.check->found_kinds() : std::vector<std::string>{}},
                   {"seconds", std::round(seconds * 1000) / 1000},
                   {"exercised", run.exercised}};
@@ -392,7 +392,7 @@ class Explorer {
         (f.fault_kinds.empty() ? std::string("no fault at all") : joined(f.fault_kinds, ", ")) +
         ". `locklab run` reproduced it in " + rate + ".";
     Expectation e;
-    e.verdict = "violated";
+    e.verdict = Verdict::Violated;
     if (common) e.kinds = *common;
     m.expectations[options_.space.algorithm] = e;
     if (options_.external) m.default_expectation = e;
@@ -548,11 +548,10 @@ void validate(const ExploreOptions& options) {
                                 std::to_string(options.needed) + "/" +
                                 std::to_string(options.reruns));
   if (options.confirm_runs < 1) throw std::invalid_argument("--confirm-runs: must be at least 1");
-  const auto& known = checkers::violation_kinds();
   for (const auto& k : options.kinds)
-    if (std::find(known.begin(), known.end(), k) == known.end())
+    if (!violation_kind_named(k))
       throw std::invalid_argument("--kinds: unknown violation kind \"" + k +
-                                  "\" (known: " + joined(known, ", ") + ")");
+                                  "\" (known: " + violation_kind_list() + ")");
 }
 
 json run_explore(const ExploreOptions& options, const suite::CellRunner& run_cell) {

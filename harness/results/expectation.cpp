@@ -3,7 +3,7 @@
 namespace locklab {
 
 nlohmann::json expectation_json(const Expectation& expectation) {
-  nlohmann::json out{{"verdict", expectation.verdict}};
+  nlohmann::json out{{"verdict", verdict_name(expectation.verdict)}};
   if (!expectation.kinds.empty()) out["kinds"] = expectation.kinds;
   if (!expectation.absent.empty()) out["absent"] = expectation.absent;
   return out;

@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "violation_kind.h"
+
 namespace locklab {
 
 struct Expectation {
-  std::string verdict = "safe";     // "safe" or "violated"
+  Verdict verdict = Verdict::Safe;  // Safe or Violated
   std::vector<std::string> kinds;   // with "violated": every kind that must be found
   std::vector<std::string> absent;  // kinds that must not be found (e.g. fencing: no "stale-write")
 

@@ -18,9 +18,16 @@ constexpr const char* kNames[] = {"met",        "unmet", "not-exercised", "not-a
 
 using Fields = JsonFields<ResultsError>;
 
+// The verdict at `key`; a word this reader does not know (a newer file) is Unknown.
+std::optional<Verdict> verdict_at(Fields& f, const std::string& key) {
+  std::optional<std::string> text = f.text(key);
+  if (!text) return std::nullopt;
+  return verdict_named(*text).value_or(Verdict::Unknown);
+}
+
 Expectation read_expectation(Fields e) {
   Expectation out;
-  out.verdict = e.text("verdict").value_or(out.verdict);
+  out.verdict = verdict_at(e, "verdict").value_or(out.verdict);
   out.kinds = e.texts("kinds").value_or(out.kinds);
   out.absent = e.texts("absent").value_or(out.absent);
   return out;
@@ -48,8 +55,8 @@ Check read_check(Fields c) {
   out.violations = c.list("violations", read_violation);
   // A check without a verdict (hand-written) is violated when it found something.
   bool found = !out.violations.empty();
-  for (const auto& kind : checkers::violation_kinds()) found = found || out.found(kind) > 0;
-  out.verdict = c.text("verdict").value_or(found ? "violated" : "safe");
+  for (const auto& kind : violation_kind_names()) found = found || out.found(kind) > 0;
+  out.verdict = verdict_at(c, "verdict").value_or(found ? Verdict::Violated : Verdict::Safe);
   return out;
 }
 
@@ -138,7 +145,7 @@ std::optional<RunOutcome> cell_outcome(const std::vector<RunOutcome>& runs) {
 
 Check Check::of(const checkers::Results& results) {
   Check out;
-  out.verdict = results.violated() ? "violated" : "safe";
+  out.verdict = results.violated() ? Verdict::Violated : Verdict::Safe;
   out.counts = results.counts;
   out.per_lock = results.per_lock;
   out.violations = results.violations;
@@ -154,7 +161,7 @@ int64_t Check::found(const std::string& kind) const {
 std::vector<std::string> Check::found_kinds() const {
   std::set<std::string> kinds;
   for (const auto& v : violations) kinds.insert(v.kind);
-  for (const auto& kind : checkers::violation_kinds())
+  for (const auto& kind : violation_kind_names())
     if (found(kind) > 0) kinds.insert(kind);
   return {kinds.begin(), kinds.end()};
 }
@@ -203,8 +210,10 @@ RunResult RunResult::from_json(const json& document, const std::filesystem::path
     out.error = error->is_string() ? error->get<std::string>() : error->dump();
   if (r.find("stats")) out.stats = read_stats(r.child("stats"));
   if (r.find("check")) out.check = read_check(r.child("check"));
-  out.verdict = r.text("verdict").value_or(out.check ? out.check->verdict : "");
-  if (out.verdict.empty()) out.verdict = out.error ? "error" : "unknown";
+  out.verdict = verdict_at(r, "verdict")
+                    .value_or(out.check   ? out.check->verdict
+                              : out.error ? Verdict::Error
+                                          : Verdict::Unknown);
   out.faults = r.list("faults", read_fault);
   out.exercised = r.boolean("exercised").value_or(true);
   out.not_applicable = r.text("not_applicable");
@@ -291,9 +300,10 @@ RunOutcome decide_outcome(const RunResult& run) {
   // expectation does not predict fails; surviving what breaks the built-in does not.
   for (const auto& kind : expected.absent)
     if (measured.found(kind) > 0) return RunOutcome::kUnmet;
-  if (expected.verdict != "violated")
+  if (expected.verdict != Verdict::Violated)
     return expectation_met(expected, measured) ? RunOutcome::kMet : RunOutcome::kUnmet;
-  if (measured.verdict != "violated" && measured.verdict != "safe") return RunOutcome::kUnmet;
+  if (measured.verdict != Verdict::Violated && measured.verdict != Verdict::Safe)
+    return RunOutcome::kUnmet;
   return expectation_met(expected, measured) ? RunOutcome::kMet : RunOutcome::kSaferThan;
 }
 
@@ -302,7 +312,7 @@ std::vector<std::string> found_kinds(const RunResult& run) {
 }
 
 std::string expected_text(const Expectation& expected) {
-  std::string text = expected.verdict;
+  std::string text(verdict_name(expected.verdict));
   if (!expected.kinds.empty()) text += " (" + joined(expected.kinds) + ")";
   return text;
 }
@@ -324,17 +334,19 @@ std::string summary_line(const RunResult& run) {
   std::string line = run.algorithm + ": ";
   const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
   if (outcome == RunOutcome::kError)
-    return line + run.verdict + " (error: " + run.error.value_or("unknown") + ")";
+    return line + std::string(verdict_name(run.verdict)) +
+           " (error: " + run.error.value_or("unknown") + ")";
   if (outcome == RunOutcome::kNotApplicable)
     return line + "not applicable — " + run.not_applicable.value_or("not run");
   if (outcome == RunOutcome::kNotExercised) return line + "NOT EXERCISED — " + never_fired(run);
-  line += run.verdict + " — expected " + run.expected.value_or(Expectation{}).verdict;
+  line += std::string(verdict_name(run.verdict)) + " — expected " +
+          std::string(verdict_name(run.expected.value_or(Expectation{}).verdict));
   if (outcome == RunOutcome::kMet) line += ", met";
   if (outcome == RunOutcome::kUnmet) line += ", NOT met";
   if (outcome == RunOutcome::kSaferThan)
     line += ", safer than " + run.like.value_or("the built-in");
   if (run.check) {
-    for (const auto& kind : checkers::violation_kinds())
+    for (const auto& kind : violation_kind_names())
       if (int64_t n = run.check->found(kind); n > 0)
         line += " [" + kind + " " + std::to_string(n) + "]";
     if (int64_t saved = run.check->found("fencing-saved"); saved > 0)

@@ -72,7 +72,7 @@ std::optional<RunOutcome> cell_outcome(const std::vector<RunOutcome>& runs);
 
 // What the checkers measured in a run's history (harness/checkers/checkers.h).
 struct Check {
-  std::string verdict = "safe";  // "safe" or "violated"
+  Verdict verdict = Verdict::Safe;  // Safe or Violated
   // Every violation kind (0 when none), "fencing-saved", "events", "holds", "writes-accepted".
   std::map<std::string, int64_t> counts;
   std::map<std::string, std::map<std::string, int64_t>> per_lock;  // lock -> the same counts
@@ -117,7 +117,7 @@ struct RunResult {
   std::optional<std::string> error;  // why the run could not be completed
   std::optional<RunStats> stats;
   std::optional<Check> check;
-  std::string verdict = "unknown";  // the check's verdict; "unknown" when there is none
+  Verdict verdict = Verdict::Unknown;  // the check's verdict; Unknown when there is none
   // Decided by decide_outcome(). Absent only in files that predate it and
   // expect nothing of the run.
   std::optional<RunOutcome> outcome;

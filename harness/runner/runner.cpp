@@ -397,7 +397,7 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
     stats.counters = resource.counters();
     run.stats = stats;
   } catch (const std::exception& e) {
-    run.verdict = "unknown";
+    run.verdict = Verdict::Unknown;
     run.error = e.what();
   }
   // Decided last, from everything the run recorded.

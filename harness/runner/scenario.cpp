@@ -5,11 +5,11 @@
 #include <set>
 #include <sstream>
 
-#include "checkers.h"  // violation_kinds
-#include "client.h"    // workload_steps
-#include "cluster.h"   // shape_for
+#include "client.h"   // workload_steps
+#include "cluster.h"  // shape_for
 #include "json_fields.h"
 #include "lock.h"
+#include "violation_kind.h"
 
 namespace locklab {
 namespace {
@@ -25,26 +25,23 @@ Fields fields_of(const json& object, const std::filesystem::path& file, const st
 
 constexpr int64_t kMaxMs = 3'600'000;
 
-bool is_violation_kind(const std::string& kind) {
-  const auto& kinds = checkers::violation_kinds();
-  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
-}
-
 Expectation parse_expectation(const json& value, const std::string& path,
                               const std::filesystem::path& file) {
   Fields f = fields_of(value, file, path);
   Expectation e;
-  e.verdict = f.text("verdict").value_or("safe");
-  if (e.verdict != "safe" && e.verdict != "violated")
-    f.fail(f.path("verdict"), "must be \"safe\" or \"violated\", got \"" + e.verdict + "\"");
+  const std::string verdict = f.text("verdict").value_or("safe");
+  const std::optional<Verdict> named = verdict_named(verdict);
+  if (named != Verdict::Safe && named != Verdict::Violated)
+    f.fail(f.path("verdict"), "must be \"safe\" or \"violated\", got \"" + verdict + "\"");
+  e.verdict = *named;
   e.kinds = f.texts("kinds").value_or(std::vector<std::string>{});
   e.absent = f.texts("absent").value_or(std::vector<std::string>{});
   for (const auto* list : {&e.kinds, &e.absent})
     for (const auto& k : *list)
-      if (!is_violation_kind(k))
+      if (!violation_kind_named(k))
         f.fail(f.path(list == &e.kinds ? "kinds" : "absent"),
                "has an unknown violation kind \"" + k + "\"");
-  if (e.verdict == "safe" && !e.kinds.empty())
+  if (e.verdict == Verdict::Safe && !e.kinds.empty())
     f.fail(f.path("kinds"), "lists kinds that must be found, but the verdict is \"safe\"");
   f.text("why").value_or("");  // free text for readers of the scenario
   f.done();

@@ -41,7 +41,8 @@ std::string progress_line(size_t done, size_t total, const std::string& label, c
     return line + "error ERROR " + time + " — " + unmet_reason(run);
   if (outcome == RunOutcome::kNotApplicable)
     return line + "not applicable " + time + " — " + run.not_applicable.value_or("not run");
-  line += run.verdict + " (expected " + run.expected.value_or(Expectation{}).verdict + ") ";
+  line += std::string(verdict_name(run.verdict)) + " (expected " +
+          std::string(verdict_name(run.expected.value_or(Expectation{}).verdict)) + ") ";
   switch (outcome) {
     case RunOutcome::kMet:
       return line + "ok " + time;

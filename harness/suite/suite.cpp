@@ -116,7 +116,7 @@ class Execution {
     if (external) run.adapter = external->adapter.command;
     if (external) run.like = external->like;
     run.seed = cell.seed;
-    run.verdict = "unknown";
+    run.verdict = Verdict::Unknown;
     run.error = error;
     run.outcome = decide_outcome(run);
     return run;

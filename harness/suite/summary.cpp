@@ -44,13 +44,13 @@ std::string unmet_reason(const RunResult& run) {
   if (outcome == RunOutcome::kNotExercised) return never_fired(run);
   if (outcome != RunOutcome::kUnmet) return "";
   const Expectation expected = run.expected.value_or(Expectation{});
-  const std::string& got = run.verdict;
+  const std::string got(verdict_name(run.verdict));
   const auto found = found_kinds(run);
-  if (expected.verdict == "safe" && got == "violated")
+  if (expected.verdict == Verdict::Safe && run.verdict == Verdict::Violated)
     return "expected safe, found " + joined(found) + ": " + explanation_of(run, "");
-  if (expected.verdict != got) {
+  if (expected.verdict != run.verdict) {
     return "expected " + expected_text(expected) + ", measured " + got +
-           (got == "safe" ? ": no violation found" : "");
+           (run.verdict == Verdict::Safe ? ": no violation found" : "");
   }
   for (const auto& kind : expected.kinds)
     if (!contains(found, kind))
@@ -69,8 +69,8 @@ std::string passing_note(const RunResult& run) {
   if (outcome != RunOutcome::kSaferThan) return "";
   const auto found = found_kinds(run);
   return "safer than " + run.like.value_or("the built-in") + ": expected " +
-         expected_text(run.expected.value_or(Expectation{})) + ", measured " + run.verdict +
-         (found.empty() ? "" : " (" + joined(found) + ")");
+         expected_text(run.expected.value_or(Expectation{})) + ", measured " +
+         std::string(verdict_name(run.verdict)) + (found.empty() ? "" : " (" + joined(found) + ")");
 }
 
 json CellSummary::to_json() const {
@@ -115,9 +115,11 @@ CellSummary summarize_cell(const std::string& scenario, const std::vector<RunRes
     const bool failed = outcome == RunOutcome::kError;
     const bool not_run = outcome == RunOutcome::kNotApplicable;
     cell.errors += failed;
-    cell.detections += !failed && !not_run && run.verdict == "violated";
+    cell.detections += !failed && !not_run && run.verdict == Verdict::Violated;
     for (const auto& kind : found_kinds(run)) ++cell.kinds[kind];
-    cell.verdicts.push_back(failed ? "error" : not_run ? "not-applicable" : run.verdict);
+    cell.verdicts.push_back(failed    ? "error"
+                            : not_run ? "not-applicable"
+                                      : std::string(verdict_name(run.verdict)));
     cell.seeds.push_back(run.seed);
     cell.seconds += run.seconds.value_or(0.0);
   }

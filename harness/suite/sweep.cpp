@@ -20,11 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-bool is_violation_kind(const std::string& kind) {
-  const auto& kinds = checkers::violation_kinds();
-  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
-}
-
 bool is_integer(const std::string& param) {
   for (const auto& row : fault_kinds())
     for (const auto& p : row.params)
@@ -112,9 +107,9 @@ void validate_sweep(const Scenario& scenario, const SweepSpec& spec) {
     throw std::invalid_argument("--from: " + spec.param + " cannot be negative");
   if (!(spec.precision >= 0)) throw std::invalid_argument("--precision must be positive");
   if (spec.runs < 1) throw std::invalid_argument("--runs must be at least 1");
-  if (spec.kind && !is_violation_kind(*spec.kind))
+  if (spec.kind && !violation_kind_named(*spec.kind))
     throw std::invalid_argument("--kind: unknown violation kind \"" + *spec.kind + "\" (one of " +
-                                joined(checkers::violation_kinds()) + ")");
+                                violation_kind_list() + ")");
 }
 
 double effective_precision(const SweepSpec& spec) {
@@ -198,14 +193,14 @@ Probe measure(const Scenario& scenario, const std::string& algorithm, double val
     const auto found = found_kinds(run);
     const bool broken =
         !failed && (spec.kind ? std::count(found.begin(), found.end(), *spec.kind) > 0
-                              : run.verdict == "violated");
+                              : run.verdict == Verdict::Violated);
     ++probe.runs;
     probe.broken += broken;
     kinds.insert(found.begin(), found.end());
     if (failed && probe.error.empty()) probe.error = *run.error;
     const std::string history = run.history.empty() ? algorithm + "/history.jsonl" : run.history;
     probe.details.push_back({{"seed", seed},
-                             {"verdict", failed ? "error" : run.verdict},
+                             {"verdict", verdict_name(failed ? Verdict::Error : run.verdict)},
                              {"broken", broken},
                              {"kinds", found},
                              {"history", fs::relative(run_dir / history, options.out_dir).string()},

@@ -28,7 +28,7 @@ inline checkers::Results check(const std::vector<history::Event>& events,
 // The number of violations of every kind, as one string, e.g. "mutual-exclusion=1".
 inline std::string violation_counts(const checkers::Results& results) {
   std::string text;
-  for (const auto& kind : checkers::violation_kinds()) {
+  for (const auto& kind : violation_kind_names()) {
     if (results.counts.at(kind) == 0) continue;
     text += (text.empty() ? "" : " ") + kind + "=" + std::to_string(results.counts.at(kind));
   }

@@ -55,7 +55,7 @@ TEST(CheckerProperties, APlantedViolationIsReportedExactly) {
       const auto results = checkers::check_events(events);
       RC_LOG() << results.to_json().dump(2) << "\n" << to_text(events);
 
-      for (const auto& kind : checkers::violation_kinds())
+      for (const auto& kind : violation_kind_names())
         RC_ASSERT(results.counts.at(kind) == (kind == plant.kind ? 1 : 0));
       RC_ASSERT(results.violations.size() == 1u);
       const checkers::Violation& v = results.violations[0];

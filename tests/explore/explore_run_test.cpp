@@ -73,7 +73,7 @@ TEST(ExploreRun, AShortExplorationWritesEveryRunCoverageAndValidFindings) {
   EXPECT_EQ(o.status, doc["found"].empty() && doc["not_shrunk"].empty() ? 0 : 1);
   for (const auto& f : doc["found"]) {
     const Scenario minimal = load_scenario(out.path() / f["file"].get<std::string>());
-    EXPECT_EQ(minimal.expectation_for("set-nx-px").verdict, "violated");
+    EXPECT_EQ(minimal.expectation_for("set-nx-px").verdict, Verdict::Violated);
     EXPECT_LE(minimal.faults.size(), f["original_faults"].get<size_t>());
     EXPECT_EQ(f["reproduced"]["runs"], 2);
     if (f["report"].is_string())
@@ -149,7 +149,8 @@ TEST(ExploreRun, ExploresAnAdapterThroughTheSameSearch) {
   for (const auto& f : doc["found"]) {
     EXPECT_EQ(f["sought"], json({"stale-write"}));
     const Scenario minimal = load_scenario(out.path() / f["file"].get<std::string>());
-    EXPECT_EQ(minimal.default_expectation.verdict, "violated") << "held to it without --like";
+    EXPECT_EQ(minimal.default_expectation.verdict, Verdict::Violated)
+        << "held to it without --like";
   }
 }
 

@@ -132,7 +132,7 @@ inline StalledRun write_stalled_run(const std::filesystem::path& dir, bool pause
     r.seed = 7;
     r.seconds = 2.4;
     Expectation expected;
-    expected.verdict = "violated";
+    expected.verdict = Verdict::Violated;
     expected.kinds = {"mutual-exclusion"};
     if (fenced) expected.absent = {"lost-update", "stale-write"};
     r.expected = expected;

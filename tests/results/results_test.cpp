@@ -15,8 +15,8 @@ using nlohmann::json;
 
 Check check_of(const std::string& verdict, std::map<std::string, int64_t> found) {
   Check check;
-  check.verdict = verdict;
-  for (const auto& kind : checkers::violation_kinds()) check.counts[kind] = 0;
+  check.verdict = *verdict_named(verdict);
+  for (const auto& kind : violation_kind_names()) check.counts[kind] = 0;
   for (const auto& [kind, n] : found) check.counts[kind] = n;
   return check;
 }
@@ -27,7 +27,7 @@ RunResult full_run() {
   run.algorithm = "redis-py-lock";
   run.adapter = "/usr/bin/python3 examples/adapters/redis_py_lock.py";
   run.like = "set-nx-px";
-  run.expected = Expectation{"violated", {"mutual-exclusion"}, {"stale-write"}};
+  run.expected = Expectation{Verdict::Violated, {"mutual-exclusion"}, {"stale-write"}};
   run.history = "run-2/redis-py-lock/history.jsonl";
   run.seed = 18446744073709551615ull;  // the largest seed survives
   run.run = 2;
@@ -41,7 +41,7 @@ RunResult full_run() {
                             {3, 9, 12},
                             {30, 90, 120},
                             "c2 acquired L at event 9"}};
-  run.verdict = "violated";
+  run.verdict = Verdict::Violated;
   run.faults = {{0, "pause", "c1 at step acquired (1st time)", true, 12.5, 1012.5},
                 {1, "crash-client", "at 1200 ms", true, 1200.0, std::nullopt},
                 {2, "partition", "at 9000 ms", false, std::nullopt, std::nullopt}};
@@ -111,7 +111,7 @@ TEST(Results, FieldsKeepTheirNamesInTheDocument) {
   met.algorithm = "set-nx-px";
   met.expected = Expectation{};
   met.check = check_of("safe", {});
-  met.verdict = "safe";
+  met.verdict = Verdict::Safe;
   met.outcome = decide_outcome(met);
   EXPECT_EQ(met.to_json()["expectation_met"], true);
   EXPECT_EQ(met.to_json()["outcome"], "met");
@@ -126,7 +126,7 @@ TEST(Results, ReadingIsTolerantOfOlderAndNewerFiles) {
   ASSERT_EQ(read.runs.size(), 1u);
   const RunResult& run = read.runs[0];
   EXPECT_EQ(run.algorithm, "set-nx-px");
-  EXPECT_EQ(run.verdict, "unknown");
+  EXPECT_EQ(run.verdict, Verdict::Unknown);
   EXPECT_FALSE(run.outcome) << "nothing expected, nothing decided";
   EXPECT_TRUE(run.exercised);
   EXPECT_TRUE(run.faults.empty());
@@ -154,7 +154,7 @@ TEST(Results, ReadingIsTolerantOfOlderAndNewerFiles) {
   json listed = {{"algorithm", "a"},
                  {"check", {{"violations", {{{"kind", "ownership"}}, {{"kind", "ownership"}}}}}}};
   RunResult hand_written = RunResult::from_json(listed, "r.json");
-  EXPECT_EQ(hand_written.verdict, "violated");
+  EXPECT_EQ(hand_written.verdict, Verdict::Violated);
   EXPECT_EQ(hand_written.check->found("ownership"), 2);
   EXPECT_EQ(found_kinds(hand_written), std::vector<std::string>{"ownership"});
 }
@@ -234,9 +234,9 @@ TEST(Results, OutcomeNamesRoundTrip) {
 }
 
 TEST(ExpectationMet, VerdictKindsAndAbsentKinds) {
-  const Expectation safe{"safe", {}, {}};
-  const Expectation broken{"violated", {"mutual-exclusion", "stale-write"}, {}};
-  const Expectation fenced{"violated", {"mutual-exclusion"}, {"stale-write"}};
+  const Expectation safe{Verdict::Safe, {}, {}};
+  const Expectation broken{Verdict::Violated, {"mutual-exclusion", "stale-write"}, {}};
+  const Expectation fenced{Verdict::Violated, {"mutual-exclusion"}, {"stale-write"}};
   EXPECT_TRUE(expectation_met(safe, check_of("safe", {})));
   EXPECT_FALSE(expectation_met(safe, check_of("violated", {{"ownership", 1}})));
   EXPECT_TRUE(
@@ -250,10 +250,10 @@ TEST(ExpectationMet, VerdictKindsAndAbsentKinds) {
 
 // The outcome decision, rule by rule.
 TEST(DecideOutcome, EveryRule) {
-  const Expectation safe{"safe", {}, {}};
-  const Expectation breaks{"violated", {"mutual-exclusion", "stale-write"}, {}};
-  const Expectation fenced{"violated", {"mutual-exclusion"}, {"stale-write"}};
-  const Expectation safe_no_stale{"safe", {}, {"stale-write"}};
+  const Expectation safe{Verdict::Safe, {}, {}};
+  const Expectation breaks{Verdict::Violated, {"mutual-exclusion", "stale-write"}, {}};
+  const Expectation fenced{Verdict::Violated, {"mutual-exclusion"}, {"stale-write"}};
+  const Expectation safe_no_stale{Verdict::Safe, {}, {"stale-write"}};
   const Check none = check_of("safe", {});
   const Check mutex = check_of("violated", {{"mutual-exclusion", 1}});
   const Check both = check_of("violated", {{"mutual-exclusion", 1}, {"stale-write", 2}});
@@ -324,9 +324,9 @@ TEST(DecideOutcome, EveryRule) {
 TEST(DecideOutcome, WithoutACheckTheVerdictAloneDecides) {
   RunResult run;
   run.algorithm = "a";
-  run.verdict = "safe";
+  run.verdict = Verdict::Safe;
   EXPECT_EQ(decide_outcome(run), RunOutcome::kMet) << "the default expectation is safe";
-  run.verdict = "violated";
+  run.verdict = Verdict::Violated;
   EXPECT_EQ(decide_outcome(run), RunOutcome::kUnmet);
 }
 
@@ -359,7 +359,7 @@ TEST(Words, FaultsThatNeverFiredAreNamed) {
             "never fired");
   run.faults.clear();
   EXPECT_EQ(never_fired(run), "a fault never fired");
-  EXPECT_EQ(expected_text(Expectation{"violated", {"mutual-exclusion", "stale-write"}, {}}),
+  EXPECT_EQ(expected_text(Expectation{Verdict::Violated, {"mutual-exclusion", "stale-write"}, {}}),
             "violated (mutual-exclusion, stale-write)");
 }
 
@@ -367,7 +367,7 @@ RunResult decided_run(const std::string& expected, const Check& measured,
                       std::optional<std::string> like = std::nullopt) {
   RunResult run;
   run.algorithm = like ? "redis-py-lock" : "set-nx-px";
-  run.expected = Expectation{expected, {}, {}};
+  run.expected = Expectation{*verdict_named(expected), {}, {}};
   run.check = measured;
   run.verdict = measured.verdict;
   run.like = like;

@@ -28,8 +28,8 @@ TEST(Scenario, DefaultsAndExpectations) {
   EXPECT_EQ(s.name, "x");
   EXPECT_EQ(s.clients, 4);
   EXPECT_EQ(s.workload.locks, std::vector<std::string>{"lock"});
-  EXPECT_EQ(s.expectation_for("set-nx-px").verdict, "safe");
-  EXPECT_EQ(s.expectation_for("redlock").verdict, "violated");
+  EXPECT_EQ(s.expectation_for("set-nx-px").verdict, Verdict::Safe);
+  EXPECT_EQ(s.expectation_for("redlock").verdict, Verdict::Violated);
 }
 
 TEST(Scenario, BadInputNamesTheFieldInOneLine) {

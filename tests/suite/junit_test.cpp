@@ -52,7 +52,7 @@ CellSummary cell(const std::string& scenario, const std::string& algorithm,
   CellSummary c;
   c.scenario = scenario;
   c.algorithm = algorithm;
-  c.expected = Expectation{"violated", {}, {}};
+  c.expected = Expectation{Verdict::Violated, {}, {}};
   c.runs = int64_t(verdicts.size());
   c.detections = 1;
   c.verdicts = verdicts;
@@ -123,7 +123,7 @@ TEST(JunitCase, UnexpectedViolationCarriesItsExplanation) {
   RunResult r = run("violated", false, 1,
                     json::array({{{"kind", "mutual-exclusion"},
                                   {"explanation", "c2 acquired L while c1 held it"}}}));
-  r.expected = Expectation{"safe", {}, {}};
+  r.expected = Expectation{Verdict::Safe, {}, {}};
   JunitCase test = junit_case(cell("calm", "set-nx-px", {"violated"}), {r});
   ASSERT_TRUE(test.failure);
   EXPECT_NE(test.failure->message.find("c2 acquired L while c1 held it"), std::string::npos);
@@ -188,7 +188,7 @@ TEST(JunitCase, NotApplicableIsSkippedWithItsReason) {
 
 TEST(JunitCase, SaferThanPassesAndSaysSo) {
   RunResult r = run("safe", false, 1);
-  r.expected = Expectation{"violated", {"mutual-exclusion"}, {}};
+  r.expected = Expectation{Verdict::Violated, {"mutual-exclusion"}, {}};
   r.like = "set-nx-px";
   r.outcome = decide_outcome(r);
   ASSERT_EQ(r.outcome, RunOutcome::kSaferThan);

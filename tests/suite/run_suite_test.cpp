@@ -25,7 +25,7 @@ Scenario scenario(const std::string& name, std::vector<std::string> algorithms, 
   s.file = name + ".json";
   s.algorithms = std::move(algorithms);
   s.seed = seed;
-  s.default_expectation.verdict = expected;
+  s.default_expectation.verdict = *verdict_named(expected);
   return s;
 }
 
@@ -57,7 +57,7 @@ struct FakeRunner {
     fs::create_directories(dir / algorithm);
     std::ofstream(dir / algorithm / "history.jsonl") << "";
     const std::string verdict = s.name.rfind("pause", 0) == 0 ? "violated" : "safe";
-    const std::string expected = s.expectation_for(algorithm).verdict;
+    const std::string expected(verdict_name(s.expectation_for(algorithm).verdict));
     json violations =
         verdict == "violated"
             ? json::array({{{"kind", "mutual-exclusion"}, {"explanation", "c2 overlapped c1"}}})

@@ -18,12 +18,12 @@ RunResult run(const std::string& expected, const std::string& verdict,
               std::vector<checkers::Violation> violations, uint64_t seed = 1) {
   RunResult r;
   r.algorithm = "set-nx-px";
-  r.expected = Expectation{expected, {}, {}};
-  r.verdict = verdict;
+  r.expected = Expectation{*verdict_named(expected), {}, {}};
+  r.verdict = *verdict_named(verdict);
   r.seed = seed;
   Check check;
-  check.verdict = verdict;
-  for (const auto& kind : checkers::violation_kinds()) check.counts[kind] = 0;
+  check.verdict = *verdict_named(verdict);
+  for (const auto& kind : violation_kind_names()) check.counts[kind] = 0;
   for (const auto& v : violations) ++check.counts[v.kind];
   check.violations = std::move(violations);
   r.check = check;
@@ -54,7 +54,7 @@ RunResult not_exercised(RunResult r) {
 
 RunResult not_applicable(RunResult r) {
   r.check.reset();
-  r.verdict = "unknown";
+  r.verdict = Verdict::Unknown;
   r.not_applicable = "the adapter does not reach step after-validity-check";
   return decided(r);
 }

@@ -327,7 +327,7 @@ TEST(RunSweep, AProbeWhoseFaultNeverFiredEndsTheSearchAsUnknown) {
                        const fs::path&) -> RunResult {
     RunResult run;
     run.algorithm = algorithm;
-    run.verdict = "safe";
+    run.verdict = Verdict::Safe;
     run.exercised = false;
     run.faults = {FaultFiring{0, "pause", "c1 at step before-write (1st time)", false, {}, {}}};
     return run;

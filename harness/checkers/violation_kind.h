@@ -1,0 +1,89 @@
+// The violation vocabulary: every kind of violation the checkers report, one
+// table row each, and the verdict a check reaches. The checkers, the scenario
+// and results loaders, explore, sweep and the reports read this table;
+// nothing else lists the kinds or spells their names.
+//
+// Adding a kind: one enumerator, one row in kViolationKinds
+// (violation_kind.cpp), and its checker; every switch over ViolationKind
+// fails to compile (-Werror=switch) until it handles the new kind.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace locklab {
+
+// In the order reports list them: the overlap a reader counts first.
+enum class ViolationKind {
+  MutualExclusion,  // two processes held the lock at once
+  LostUpdate,       // an accepted write was based on a stale read
+  StaleWrite,       // a write under an overtaken hold was accepted
+  TokenOrder,       // a fencing token did not increase
+  Ownership,        // a release deleted a key its process did not own
+  Liveness,         // nobody could take a free lock for too long
+  Reentrancy,       // a nested lock reported a depth the history contradicts
+};
+inline constexpr size_t kViolationKindCount = 7;
+
+// What a violation's events are about, which decides how reports group and draw it.
+enum class ViolationSubject {
+  Holds,       // two holds that overlap: drawn where they overlap, grouped by the earlier hold
+  Operations,  // operations under a hold (writes, releases, tokens): a line through its events,
+               // grouped by the earlier hold they touch
+  Lock,        // the lock itself over a stretch of time (availability, nesting): grouped by
+               // the fault window it falls in, never by a hold
+};
+
+struct ViolationKindInfo {
+  ViolationKind kind;
+  std::string_view name;  // as histories, results.json, scenario files and --kinds spell it
+  ViolationSubject subject;
+  std::string_view one;      // a story's words for one of them: "overlapping acquisition"
+  std::string_view many;     // and for several: "overlapping acquisitions"
+  std::string_view colour;   // the reports' colour for it
+  std::string_view meaning;  // one line for people
+};
+
+// Every kind, in enum order (the order reports list them in).
+std::span<const ViolationKindInfo> violation_kinds();
+
+// The row of `kind`.
+const ViolationKindInfo& info(ViolationKind kind);
+
+// The name of `kind` ("mutual-exclusion").
+std::string_view name(ViolationKind kind);
+
+// The kind named `name`, or nullopt (a name from another tool's file).
+std::optional<ViolationKind> violation_kind_named(std::string_view name);
+
+// Every name, in table order.
+const std::vector<std::string>& violation_kind_names();
+
+// "mutual-exclusion, lost-update, …": every name, for messages.
+std::string violation_kind_list();
+
+// What a check concluded, or why there is no conclusion.
+enum class Verdict {
+  Safe,      // the history shows no violation
+  Violated,  // it shows at least one
+  Unknown,   // there is no check (the run did not complete, or recorded nothing)
+  Error,     // a document that predates verdicts: the run failed
+};
+
+// "safe", "violated", "unknown", "error".
+std::string_view verdict_name(Verdict verdict);
+
+// The verdict named `name`, or nullopt.
+std::optional<Verdict> verdict_named(std::string_view name);
+
+// In JSON, a verdict is its name, never a number.
+inline void to_json(nlohmann::json& j, Verdict verdict) {
+  j = verdict_name(verdict);
+}
+
+}  // namespace locklab
