@@ -140,7 +140,6 @@ LoopResult run_loop(const std::string& algorithm, int clients, double seconds, b
   std::chrono::steady_clock::time_point started;
   RunProbe probe;
   probe.record_history = record;
-  probe.client_links = proxied;
   probe.started = [&](Cluster&) { started = std::chrono::steady_clock::now(); };
   probe.finished = [&](Cluster& cluster) {
     result.seconds =
@@ -162,7 +161,12 @@ LoopResult run_loop(const std::string& algorithm, int clients, double seconds, b
     // One of each per lock operation: the mix takes the sum of their times.
     result.baseline_commands_per_s = 2 / (1 / result.set_per_s + 1 / result.evalsha_per_s);
   };
-  RunResult run = run_algorithm(scenario, algorithm, 1, dir.path(), nullptr, &probe);
+  const LockUnderTest lock = LockUnderTest::built_in(algorithm);
+  PlannedRun planned = plan_run(scenario, lock, Servers{}, 1);
+  if (!planned.plan) throw std::runtime_error(algorithm + ": " + planned.not_applicable);
+  // Through fault proxies even without a link fault: what a proxy hop costs.
+  if (proxied) planned.plan->shape.client_links = true;
+  RunResult run = run_plan(*planned.plan, planned.expected, lock, Servers{}, 1, dir.path(), &probe);
   if (run.error) throw std::runtime_error(algorithm + ": " + *run.error);
   if (record && run.verdict != Verdict::Safe)
     throw std::runtime_error(algorithm + ": the benchmark's run was " +

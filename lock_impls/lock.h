@@ -135,6 +135,16 @@ struct AlgorithmInfo {
 // Every built-in algorithm, in a stable order.
 const std::vector<AlgorithmInfo>& algorithms();
 
+// The built-in algorithm `id`, or nullptr when there is none.
+const AlgorithmInfo* find_algorithm(std::string_view id);
+
+// The built-in algorithm `id`. Throws std::invalid_argument, "unknown
+// algorithm 'ID' (known: …)", when there is none.
+const AlgorithmInfo& algorithm_info(std::string_view id);
+
+// "setnx-getset, …, wait-synced": every id, for messages.
+std::string algorithm_ids();
+
 // Creates algorithm `id` for one client. Throws std::invalid_argument listing
 // the known ids when `id` is unknown.
 std::unique_ptr<Lock> make_lock(const std::string& id, const LockContext& context);

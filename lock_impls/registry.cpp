@@ -63,6 +63,12 @@ const std::vector<Entry>& entries() {
   return table;
 }
 
+const Entry* entry_named(std::string_view id) {
+  for (const auto& e : entries())
+    if (e.info.id == id) return &e;
+  return nullptr;
+}
+
 }  // namespace
 
 const std::vector<AlgorithmInfo>& algorithms() {
@@ -74,12 +80,27 @@ const std::vector<AlgorithmInfo>& algorithms() {
   return infos;
 }
 
-std::unique_ptr<Lock> make_lock(const std::string& id, const LockContext& context) {
-  for (const auto& e : entries())
-    if (e.info.id == id) return e.make(context);
+const AlgorithmInfo* find_algorithm(std::string_view id) {
+  const Entry* entry = entry_named(id);
+  return entry ? &entry->info : nullptr;
+}
+
+const AlgorithmInfo& algorithm_info(std::string_view id) {
+  if (const AlgorithmInfo* found = find_algorithm(id)) return *found;
+  throw std::invalid_argument("unknown algorithm '" + std::string(id) +
+                              "' (known: " + algorithm_ids() + ")");
+}
+
+std::string algorithm_ids() {
   std::string known;
   for (const auto& e : entries()) known += (known.empty() ? "" : ", ") + e.info.id;
-  throw std::invalid_argument("unknown algorithm '" + id + "' (known: " + known + ")");
+  return known;
+}
+
+std::unique_ptr<Lock> make_lock(const std::string& id, const LockContext& context) {
+  const Entry* entry = entry_named(id);
+  if (!entry) algorithm_info(id);  // throws, naming the known ids
+  return entry->make(context);
 }
 
 }  // namespace locklab

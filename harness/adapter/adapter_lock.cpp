@@ -39,6 +39,7 @@ AdapterInfo say_hello(AdapterProcess& adapter) {
   info.name = name->get<std::string>();
   info.reentrant = optional_bool(adapter, response, "reentrant").value_or(false);
   info.fencing = optional_bool(adapter, response, "fencing").value_or(false);
+  info.multi_node = optional_bool(adapter, response, "multi_node");
   if (auto steps = response.find("steps"); steps != response.end()) {
     if (!steps->is_array())
       protocol_error(adapter, "answered hello with \"steps\" that is not an array of names",

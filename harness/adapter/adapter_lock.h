@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct AdapterInfo {
   std::string name;  // e.g. "redis-py-lock": names the algorithm in results
   bool reentrant = false;
   bool fencing = false;  // every successful acquire carries an integer token
+  // It takes its lock over several independent masters (Redlock) and wants
+  // every one of them in --redis; absent: as the algorithm it stands in for.
+  std::optional<bool> multi_node;
   // Steps inside its operations that it announces (PROTOCOL.md, "Steps"), so
   // that a scenario's fault can fire there.
   std::vector<std::string> steps;

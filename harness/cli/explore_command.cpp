@@ -30,7 +30,7 @@ std::vector<std::string> split_list(const std::string& text) {
 
 // The built-in algorithm an adapter's scenarios are written for: the one it
 // stands in for, else the simplest one with its abilities.
-std::string stand_in(const AdapterInfo& hello, const std::string& like) {
+std::string stand_in(const LockUnderTest& hello, const std::string& like) {
   if (!like.empty()) return like;
   if (hello.reentrant) return "redisson-hash";
   if (hello.fencing) return "fenced";
@@ -160,30 +160,28 @@ Action add_explore_command(CLI::App& parent) {
     const auto target = load_checked_target(options->target);
     if (!target && !program_available("redis-server"))
       throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
+    const Servers servers{target};
     // Generated runs all of whose faults are unavailable would spend the budget.
     if (target && o.space.fault_kinds.empty())
       for (const auto& row : fault_kinds())
-        if (!unavailable_on(Fault{.kind = row.kind, .mode = "manual"}, *target))
-          o.space.fault_kinds.push_back(row.kind);
-    if (target)
-      o.space.sentinel_failovers =
-          !unavailable_on(Fault{.kind = FaultKind::Failover, .mode = "sentinel"}, *target);
+        if (row.needs.without(servers.provides()).empty()) o.space.fault_kinds.push_back(row.kind);
+    o.space.sentinel_failovers = servers.provides().has(Need::Sentinels);
 
-    suite::CellRunner run_cell = suite::run_built_in;
+    LockUnderTest lock;
     if (!options->adapter.empty()) {
-      ExternalLock external{.adapter = AdapterConfig{.command = options->adapter}};
-      if (!options->like.empty()) external.like = options->like;
-      const AdapterInfo hello = probe_adapter(external.adapter);
-      o.space.algorithm = stand_in(hello, options->like);
-      o.space.lock_steps = hello.steps;
-      o.name = hello.name;
-      o.external = external;
-      run_cell = target ? suite::run_on_target(target, external) : suite::run_external(external);
+      std::optional<std::string> like;
+      if (!options->like.empty()) like = options->like;
+      lock = LockUnderTest::from_adapter({.command = options->adapter}, like);
+      o.space.algorithm = stand_in(lock, options->like);
+      o.space.lock_steps = lock.steps;
+      o.name = lock.name;
+      o.external = lock;
     } else {
-      o.space.algorithm = options->algorithm;
-      o.space.lock_steps = explore::space_for(options->algorithm).lock_steps;
-      if (target) run_cell = suite::run_on_target(target, std::nullopt);
+      lock = LockUnderTest::built_in(options->algorithm);
+      o.space.algorithm = lock.name;
+      o.space.lock_steps = lock.steps;
     }
+    const CellRunner run_cell = cell_runner({lock}, servers);
     const std::string lock_name = o.name.empty() ? o.space.algorithm : o.name;
     o.out_dir = options->out_dir.empty()
                     ? std::filesystem::path("locklab-out") / ("explore-" + lock_name)

@@ -59,13 +59,14 @@ Action add_run_command(CLI::App& parent) {
     suite::check_algorithm_ids(options->algorithms);
     if (!options->like.empty()) suite::check_algorithm_ids({options->like}, "--like");
     RunOptions run_options;
-    run_options.target = load_checked_target(options->target);
-    if (!run_options.target && !program_available("redis-server"))
+    run_options.servers.target = load_checked_target(options->target);
+    if (!run_options.servers.target && !program_available("redis-server"))
       throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
     run_options.algorithms = options->algorithms;
     if (!options->adapter.empty()) {
-      run_options.external = ExternalLock{.adapter = AdapterConfig{.command = options->adapter}};
-      if (!options->like.empty()) run_options.external->like = options->like;
+      std::optional<std::string> like;
+      if (!options->like.empty()) like = options->like;
+      run_options.lock = LockUnderTest::from_adapter({.command = options->adapter}, like);
     }
     if (*seed_option) run_options.seed = options->seed;
     run_options.out_dir = options->out_dir.empty()

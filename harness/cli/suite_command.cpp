@@ -89,13 +89,16 @@ Action add_suite_command(CLI::App& parent) {
     if (!options->network.empty())
       for (Scenario& scenario : scenarios) scenario.topology.network = options->network;
     suite_options.matrix.algorithms = options->algorithms;
+    std::vector<LockUnderTest> locks;
     if (!options->adapter.empty()) {
-      ExternalLock external{.adapter = AdapterConfig{.command = options->adapter}};
-      if (!options->like.empty()) external.like = options->like;
       // Asked once, before anything runs: a broken adapter is one error, not one per cell.
-      suite_options.matrix.external_lock = probe_adapter(external.adapter).name;
-      suite_options.matrix.like = external.like;
-      suite_options.external = std::move(external);
+      std::optional<std::string> like;
+      if (!options->like.empty()) like = options->like;
+      locks.push_back(LockUnderTest::from_adapter({.command = options->adapter}, like));
+      suite_options.matrix.built_ins = false;
+      suite_options.matrix.extra.push_back({locks.back().name, like});
+    } else {
+      locks = built_in_locks();
     }
     suite_options.matrix.runs = options->runs;
     if (*seed_option) suite_options.matrix.seed = options->seed;
@@ -119,11 +122,9 @@ Action add_suite_command(CLI::App& parent) {
     suite_options.invocation = suite::current_invocation();
     suite_options.live_progress = ::isatty(STDERR_FILENO);
 
+    suite_options.locks = locks;
     nlohmann::json results =
-        suite::run_suite(scenarios, suite_options,
-                         target ? suite::run_on_target(target, suite_options.external)
-                         : suite_options.external ? suite::run_external(*suite_options.external)
-                                                  : suite::run_built_in);
+        suite::run_suite(scenarios, suite_options, cell_runner(locks, Servers{target}));
     std::cerr << suite::totals_line(suite::SuiteTotals::from_json(results["totals"])) << "\n"
               << "results: " << (suite_options.out_dir / "results.json").string() << "\n";
     if (suite_options.junit_file)

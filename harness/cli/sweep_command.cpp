@@ -83,7 +83,8 @@ Action add_sweep_command(CLI::App& parent) {
                                 : std::filesystem::path(options->out_dir);
     sweep_options.invocation = suite::current_invocation();
 
-    nlohmann::json result = suite::run_sweep(scenario, sweep_options, suite::run_built_in);
+    nlohmann::json result =
+        suite::run_sweep(scenario, sweep_options, cell_runner(built_in_locks(), Servers{}));
     std::cout << suite::sweep_table(result);
     std::cerr << "results: " << (sweep_options.out_dir / "sweep.json").string() << "\n";
     std::cerr << "report: " << reports::write_report(sweep_options.out_dir).string() << "\n";

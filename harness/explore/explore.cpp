@@ -84,7 +84,7 @@ struct Finding {
 
 class Explorer {
  public:
-  Explorer(const ExploreOptions& options, const suite::CellRunner& run_cell)
+  Explorer(const ExploreOptions& options, const CellRunner& run_cell)
       : options_(options),
         run_cell_(run_cell),
         name_(options.name.empty() ? options.space.algorithm : options.name) {}
@@ -494,7 +494,7 @@ class Explorer {
         {"found", found},
         {"not_shrunk", not_shrunk_},
         {"runs", sorted_runs()}};
-    if (options_.external) document["adapter"] = options_.external->adapter.command;
+    if (options_.external) document["adapter"] = options_.external->adapter->command;
     if (abort_ || (completed_ == 0 && errors_ > 0)) {
       document["error"] = "no run could be made: " + first_error_;
       exit_status = 2;
@@ -512,7 +512,7 @@ class Explorer {
   }
 
   const ExploreOptions& options_;
-  const suite::CellRunner& run_cell_;
+  const CellRunner& run_cell_;
   const std::string name_;
   Clock::time_point start_;
   double explore_seconds_ = 0;  // the generated runs' part of the time, without shrinking
@@ -554,7 +554,7 @@ void validate(const ExploreOptions& options) {
                                   "\" (known: " + violation_kind_list() + ")");
 }
 
-json run_explore(const ExploreOptions& options, const suite::CellRunner& run_cell) {
+json run_explore(const ExploreOptions& options, const CellRunner& run_cell) {
   validate(options);
   return Explorer(options, run_cell).run();
 }

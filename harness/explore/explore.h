@@ -29,7 +29,7 @@ namespace locklab::explore {
 struct ExploreOptions {
   Space space;
   // The lock explored when it is not the built-in space.algorithm: an adapter.
-  std::optional<ExternalLock> external;
+  std::optional<LockUnderTest> external;
   // The lock's name in runs and files: an adapter's (from its hello); empty:
   // space.algorithm.
   std::string name;
@@ -70,10 +70,10 @@ void validate(const ExploreOptions& options);
 
 // Explores, writes the output layout and returns explore.json's document
 // (harness/explore/FORMAT.md). `run_cell` runs one scenario (run_algorithm's
-// contract; suite::run_built_in or suite::run_external). exit_status in the
+// contract; cell_runner()). exit_status in the
 // document: 1 when something was found, 0 when not, 2 when the runs could
 // not be made (every run failed; the first error is named in "error").
-nlohmann::json run_explore(const ExploreOptions& options, const suite::CellRunner& run_cell);
+nlohmann::json run_explore(const ExploreOptions& options, const CellRunner& run_cell);
 
 // The explorations of shards 1/N … N/N of one `explore --shard` (same lock,
 // seed and options) made into one: every run, in index order, coverage and

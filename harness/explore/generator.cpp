@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "client.h"   // workload_steps, is_nesting_step
-#include "cluster.h"  // shape_for
 #include "lock.h"
+#include "shape.h"
 
 namespace locklab::explore {
 namespace {
@@ -40,64 +39,10 @@ class Draw {
   rc::Random random_;
 };
 
-const std::vector<DrawnRange> kNone;
-const std::vector<DrawnRange> kPause = {{"duration_ms", 0.1, 5.0}};
-const std::vector<DrawnRange> kJump = {{"delta_ms", 0.1, 5.0},
-                                       {"duration_ms", 0.1, 3.0, true, true}};
-const std::vector<DrawnRange> kRate = {{"rate", 0.25, 4.0, false}, {"duration_ms", 0.5, 5.0}};
-const std::vector<DrawnRange> kSleep = {{"duration_ms", 0.1, 3.0}};
-const std::vector<DrawnRange> kCrashNode = {{"restart_after_ms", 0.1, 3.0, true, true}};
-const std::vector<DrawnRange> kLink = {{"duration_ms", 0.1, 5.0, true, true}};
-const std::vector<DrawnRange> kDelay = {
-    {"delay_ms", 0.01, 1.0}, {"jitter_ms", 0.0, 0.5}, {"duration_ms", 0.5, 5.0, true, true}};
-const std::vector<DrawnRange> kCutReplication = {{"duration_ms", 0.5, 5.0, true, true}};
-
-// How often each kind is drawn, against the others allowed: the faults that
-// break leases (pauses, clocks) more often than the rarer machinery.
-int weight(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::Pause:
-      return 6;
-    case FaultKind::ClockJump:
-      return 4;
-    case FaultKind::ClockRate:
-      return 3;
-    case FaultKind::ServerClockJump:
-      return 3;
-    case FaultKind::ServerClockRate:
-      return 2;
-    case FaultKind::SigstopNode:
-      return 3;
-    case FaultKind::DebugSleep:
-      return 2;
-    case FaultKind::CrashNode:
-      return 2;
-    case FaultKind::Partition:
-      return 3;
-    case FaultKind::Delay:
-      return 2;
-    case FaultKind::Cut:
-      return 1;
-    case FaultKind::CutReplication:
-      return 2;
-    case FaultKind::Failover:
-      return 2;
-    case FaultKind::CrashClient:
-      return 2;
-  }
-  return 1;
-}
-
-const AlgorithmInfo& algorithm_named(const std::string& id) {
-  for (const auto& a : algorithms())
-    if (a.id == id) return a;
-  throw std::invalid_argument("unknown algorithm \"" + id + "\"");
-}
-
 }  // namespace
 
 std::vector<std::string> trigger_steps(const Space& space, bool nesting) {
-  const AlgorithmInfo& lock = algorithm_named(space.algorithm);
+  const AlgorithmInfo& lock = algorithm_info(space.algorithm);
   std::vector<std::string> steps;
   for (const auto& step : workload_steps())
     if (nesting || !is_nesting_step(step)) steps.push_back(step);
@@ -109,7 +54,7 @@ std::vector<std::string> trigger_steps(const Space& space, bool nesting) {
 }
 
 std::vector<std::string> coverable_steps(const Space& space) {
-  return trigger_steps(space, algorithm_named(space.algorithm).reentrant);
+  return trigger_steps(space, algorithm_info(space.algorithm).reentrant);
 }
 
 std::vector<FaultKind> drawn_kinds(const Space& space) {
@@ -138,54 +83,38 @@ void draw_params(Draw& draw, Fault& fault, int64_t ttl_ms, bool sentinel_failove
     if (range.param == "jitter_ms" && fault.delay_ms > 0) value = std::min(value, fault.delay_ms);
     fault.set_number(range.param, double(value));
   }
-  if (const FaultParam* how = find_param(fault.kind, "how"))
-    fault.how = std::string(draw.pick(how->choices));
-  if (fault.kind == FaultKind::Failover) {
-    const bool manual = draw.chance(80);  // drawn either way: the sequence stays the same
-    fault.mode = manual || !sentinel_failovers ? "manual" : "sentinel";
+  for (const FaultParam& p : info(fault.kind).params) {
+    if (p.type != ParamType::Choice) continue;
+    // Drawn either way, so that the sequence stays the same: a choice that
+    // needs Sentinels the space does not allow falls back to the first without.
+    size_t chosen = 0;
+    if (p.choice_weights.empty()) {
+      chosen = size_t(draw.between(0, int64_t(p.choices.size()) - 1));
+    } else {
+      int64_t total = 0;
+      for (int w : p.choice_weights) total += w;
+      for (int64_t roll = draw.between(1, total); roll > p.choice_weights[chosen]; ++chosen)
+        roll -= p.choice_weights[chosen];
+    }
+    auto allowed = [&](size_t c) {
+      return sentinel_failovers || c >= p.choice_needs.size() ||
+             !p.choice_needs[c].has(Need::Sentinels);
+    };
+    for (size_t c = 0; !allowed(chosen) && c < p.choices.size(); ++c) chosen = c;
+    fault.set_choice(p.name, std::string(p.choices[chosen]));
   }
 }
 
 }  // namespace
 
 const std::vector<DrawnRange>& drawn_ranges(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::Pause:
-      return kPause;
-    case FaultKind::CrashClient:
-      return kNone;
-    case FaultKind::ClockJump:
-      return kJump;
-    case FaultKind::ClockRate:
-      return kRate;
-    case FaultKind::ServerClockJump:
-      return kJump;
-    case FaultKind::ServerClockRate:
-      return kRate;
-    case FaultKind::SigstopNode:
-      return kPause;
-    case FaultKind::DebugSleep:
-      return kSleep;
-    case FaultKind::CrashNode:
-      return kCrashNode;
-    case FaultKind::Partition:
-      return kLink;
-    case FaultKind::Delay:
-      return kDelay;
-    case FaultKind::Cut:
-      return kNone;
-    case FaultKind::CutReplication:
-      return kCutReplication;
-    case FaultKind::Failover:
-      return kNone;
-  }
-  return kNone;
+  return info(kind).explore_ranges;
 }
 
 Space space_for(const std::string& algorithm) {
   Space space;
   space.algorithm = algorithm;
-  space.lock_steps = algorithm_named(algorithm).steps;
+  space.lock_steps = algorithm_info(algorithm).steps;
   return space;
 }
 
@@ -198,7 +127,7 @@ uint64_t scenario_seed(uint64_t seed, uint64_t index) {
 }
 
 Scenario generate(const Space& space, uint64_t seed, uint64_t index) {
-  const AlgorithmInfo& lock = algorithm_named(space.algorithm);
+  const AlgorithmInfo& lock = algorithm_info(space.algorithm);
   Draw draw(scenario_seed(seed, index));
   Scenario s;
   s.name = "explore-" + std::to_string(seed) + "-" + std::to_string(index);
@@ -218,9 +147,10 @@ Scenario generate(const Space& space, uint64_t seed, uint64_t index) {
   s.duration_ms = std::clamp<int64_t>(draw.between(3 * w.ttl_ms, 6 * w.ttl_ms), 1200, 5000);
 
   std::vector<std::pair<size_t, FaultKind>> weighted;
-  for (FaultKind kind : drawn_kinds(space)) weighted.emplace_back(size_t(weight(kind)), kind);
+  for (FaultKind kind : drawn_kinds(space))
+    weighted.emplace_back(size_t(info(kind).explore_weight), kind);
   const std::vector<std::string> steps = trigger_steps(space, w.reentry > 1);
-  const int masters = shape_for(space.algorithm, s.topology).masters;
+  const int masters = shape_for(lock, s.topology).masters;
 
   const int64_t fault_count = draw.between(1, std::max(1, space.max_faults));
   for (int64_t i = 0; i < fault_count && !weighted.empty(); ++i) {
@@ -260,10 +190,10 @@ Scenario generate(const Space& space, uint64_t seed, uint64_t index) {
         if (draw.chance(60) || masters - node <= count - int64_t(f.nodes.size()))
           f.nodes.push_back(node);
     }
-    if (f.kind == FaultKind::Failover || f.kind == FaultKind::CutReplication)
-      s.topology.replicas = 1;
-    if (f.kind == FaultKind::Failover && f.mode == "sentinel") s.topology.sentinels = 3;
-    if (f.kind == FaultKind::CrashNode) s.topology.persistence = draw.chance(50);
+    if (f.needs().has(Need::Replica)) s.topology.replicas = 1;
+    if (f.needs().has(Need::Sentinels)) s.topology.sentinels = 3;
+    // A server that is killed may come back with what it persisted, or empty.
+    if (find_param(f.kind, "restart_after_ms")) s.topology.persistence = draw.chance(50);
     s.faults.push_back(std::move(f));
   }
   if (!space.network.empty()) s.topology.network = space.network;

@@ -52,16 +52,8 @@ std::vector<std::string> coverable_steps(const Space& space);
 // The fault kinds scenarios of `space` draw from (space.fault_kinds, or every kind).
 std::vector<FaultKind> drawn_kinds(const Space& space);
 
-// A numeric field `generate` draws for a kind, and from where: [low, high],
-// in multiples of the lease when `per_ttl`, else as is (a clock rate).
-struct DrawnRange {
-  std::string param;  // "duration_ms", "delta_ms", "rate", …
-  double low = 0, high = 0;
-  bool per_ttl = true;
-  bool optional = false;  // sometimes left out (a jump that is never undone)
-};
-
-// The fields `generate` draws for `kind` (the summary shows them).
+// The fields `generate` draws for `kind` (the summary shows them): its
+// row's explore_ranges (fault_kind.h).
 const std::vector<DrawnRange>& drawn_ranges(FaultKind kind);
 
 }  // namespace locklab::explore

@@ -7,8 +7,8 @@
 #include <future>
 #include <set>
 
-#include "client.h"   // is_nesting_step
-#include "cluster.h"  // shape_for
+#include "lock.h"
+#include "shape.h"
 
 namespace locklab::explore {
 namespace {
@@ -57,15 +57,11 @@ Scenario without_client(Scenario s, int gone) {
 }
 
 bool needs_replicas(const Scenario& s) {
-  return std::any_of(s.faults.begin(), s.faults.end(), [](const Fault& f) {
-    return f.kind == FaultKind::Failover || f.kind == FaultKind::CutReplication;
-  });
+  return needs_of(s.faults).has(Need::Replica);
 }
 
 bool needs_sentinels(const Scenario& s) {
-  return std::any_of(s.faults.begin(), s.faults.end(), [](const Fault& f) {
-    return f.kind == FaultKind::Failover && f.mode == "sentinel";
-  });
+  return needs_of(s.faults).has(Need::Sentinels);
 }
 
 bool nests(const Scenario& s) {
@@ -118,8 +114,15 @@ void add_fault_candidates(const Scenario& s, size_t i, std::vector<Scenario>& ou
   if (f.nodes.size() > 1)
     for (size_t k = 0; k < f.nodes.size(); ++k)
       with([&](Fault& g) { g.nodes.erase(g.nodes.begin() + long(k)); });
-  if (f.kind == FaultKind::Failover && f.mode == "sentinel")
-    with([](Fault& g) { g.mode = "manual"; });
+  // Another choice that needs strictly less of the run (a manual failover instead of Sentinel's).
+  for (const FaultParam& p : info(f.kind).params)
+    if (p.type == ParamType::Choice)
+      for (std::string_view choice : p.choices) {
+        Fault g = f;
+        g.set_choice(p.name, std::string(choice));
+        if (g.needs().without(f.needs()).empty() && !f.needs().without(g.needs()).empty())
+          with([&](Fault& h) { h.set_choice(p.name, std::string(choice)); });
+      }
 }
 
 }  // namespace
@@ -129,7 +132,7 @@ ScenarioSize scenario_size(const Scenario& s) {
   size.faults = s.faults.size();
   size.clients = s.clients;
   size.locks = s.workload.locks.size();
-  const ClusterShape shape = shape_for(s.algorithms.at(0), s.topology);
+  const ClusterShape shape = shape_for(algorithm_info(s.algorithms.at(0)), s.topology);
   size.servers = shape.masters + shape.replicas + s.topology.sentinels;
   size.duration_ms = s.duration_ms;
   for (const Fault& f : s.faults) {
@@ -141,7 +144,7 @@ ScenarioSize scenario_size(const Scenario& s) {
     // An empty target list means all of them.
     size.fault_magnitude += double(f.clients.empty() ? s.clients : int(f.clients.size()));
     size.fault_magnitude += double(f.nodes.empty() ? shape.masters : int(f.nodes.size()));
-    if (f.kind == FaultKind::Failover && f.mode == "sentinel") size.fault_magnitude += 1;
+    if (f.needs().has(Need::Sentinels)) size.fault_magnitude += 1;
   }
   size.workload_ms = s.workload.work_ms + s.workload.think_ms + s.workload.reentry;
   return size;

@@ -20,6 +20,14 @@ std::string ordinal(int n) {
   return std::to_string(n) + suffix;
 }
 
+// The field holding the choice parameter `param` of `fault` (const or not).
+template <typename SomeFault>
+auto& choice_field(SomeFault& fault, std::string_view param) {
+  if (param == "how") return fault.how;
+  if (param == "mode") return fault.mode;
+  throw std::invalid_argument("\"" + std::string(param) + "\" is not a choice of a fault");
+}
+
 }  // namespace
 
 json Fault::describe() const {
@@ -28,10 +36,8 @@ json Fault::describe() const {
   if (when) j["when"] = {{"client", when->client}, {"step", when->step}, {"nth", when->nth}};
   if (duration_ms) j["duration_ms"] = *duration_ms;
   for (const FaultParam& p : info(kind).params) {
-    if (p.name == "how")
-      j["how"] = how;
-    else if (p.name == "mode")
-      j["mode"] = mode;
+    if (p.type == ParamType::Choice)
+      j[std::string(p.name)] = choice(p.name);
     else if (auto value = number(p.name))
       j[std::string(p.name)] =
           p.type == ParamType::Integer ? json(std::llround(*value)) : json(*value);
@@ -48,6 +54,14 @@ std::string Fault::trigger_text() const {
 bool Fault::applies_to(std::string_view algorithm) const {
   return algorithms.empty() ||
          std::find(algorithms.begin(), algorithms.end(), algorithm) != algorithms.end();
+}
+
+const std::string& Fault::choice(std::string_view param) const {
+  return choice_field(*this, param);
+}
+
+void Fault::set_choice(std::string_view param, std::string value) {
+  choice_field(*this, param) = std::move(value);
 }
 
 std::optional<double> Fault::number(std::string_view param) const {
@@ -83,23 +97,21 @@ void Fault::set_number(std::string_view param, double value) {
     throw std::invalid_argument("\"" + std::string(param) + "\" is not a numeric fault field");
 }
 
-bool needs_server_clocks(const std::vector<Fault>& faults) {
-  return std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
-    return f.kind == FaultKind::ServerClockJump || f.kind == FaultKind::ServerClockRate;
-  });
+Needs Fault::needs() const {
+  Needs out = info(kind).needs;
+  for (const FaultParam& p : info(kind).params) {
+    if (p.type != ParamType::Choice || p.choice_needs.empty()) continue;
+    const std::string& chosen = choice(p.name);
+    for (size_t c = 0; c < p.choices.size() && c < p.choice_needs.size(); ++c)
+      if (p.choices[c] == chosen) out |= p.choice_needs[c];
+  }
+  return out;
 }
 
-bool needs_client_links(const std::vector<Fault>& faults) {
-  return std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
-    return f.kind == FaultKind::Partition || f.kind == FaultKind::Delay ||
-           f.kind == FaultKind::Cut || f.kind == FaultKind::Failover;
-  });
-}
-
-bool moves_client_clocks(const std::vector<Fault>& faults) {
-  return std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
-    return f.kind == FaultKind::ClockJump || f.kind == FaultKind::ClockRate;
-  });
+Needs needs_of(const std::vector<Fault>& faults) {
+  Needs out;
+  for (const Fault& f : faults) out |= f.needs();
+  return out;
 }
 
 }  // namespace locklab

@@ -46,6 +46,10 @@ struct Fault {
   // The kind's name ("pause", …).
   std::string_view name() const { return info(kind).name; }
 
+  // What it needs of a run: its kind's needs and its choices' (a Sentinel failover needs
+  // Sentinels).
+  Needs needs() const;
+
   // The fault as recorded in the history's nemesis events: its trigger,
   // duration and the parameters of its kind.
   nlohmann::json describe() const;
@@ -57,6 +61,11 @@ struct Fault {
   // for no built-in algorithm: only faults without an algorithm list).
   bool applies_to(std::string_view algorithm) const;
 
+  // The value of the choice parameter `param` ("how", "mode"). Throws
+  // std::invalid_argument when `param` is not a choice of a fault.
+  const std::string& choice(std::string_view param) const;
+  void set_choice(std::string_view param, std::string value);
+
   // The numeric parameter `param` ("at_ms", "duration_ms" or one of the
   // kind's), as a double; nullopt when it is not set.
   std::optional<double> number(std::string_view param) const;
@@ -65,15 +74,7 @@ struct Fault {
   void set_number(std::string_view param, double value);
 };
 
-// True if some fault needs the servers started under the clock shim.
-bool needs_server_clocks(const std::vector<Fault>& faults);
-
-// True if some fault acts on the links between clients and servers (the
-// client × server fault proxies): partition, delay, cut, or a failover (which
-// moves clients to the new master through them).
-bool needs_client_links(const std::vector<Fault>& faults);
-
-// True if some fault moves client clocks (an adapter then needs its own clock shim).
-bool moves_client_clocks(const std::vector<Fault>& faults);
+// What the faults need of a run, together.
+Needs needs_of(const std::vector<Fault>& faults);
 
 }  // namespace locklab

@@ -7,194 +7,198 @@ namespace {
 
 constexpr double kMaxMs = 3'600'000;
 
-const FaultParam kDeltaMs{"delta_ms",
-                          ParamType::Integer,
-                          "ms",
-                          -kMaxMs,
-                          kMaxMs,
-                          0,
-                          {},
-                          true,
-                          "how far the clock jumps (negative: backwards)"};
-const FaultParam kRate{"rate",
-                       ParamType::Number,
-                       "×",
-                       0,
-                       1000,
-                       1.0,
-                       {},
-                       true,
-                       "how fast the clock runs: 2 = twice as fast, 0.5 = half"};
+const FaultParam kDeltaMs{.name = "delta_ms",
+                          .unit = "ms",
+                          .min = -kMaxMs,
+                          .max = kMaxMs,
+                          .sweepable = true,
+                          .meaning = "how far the clock jumps (negative: backwards)"};
+const FaultParam kRate{.name = "rate",
+                       .type = ParamType::Number,
+                       .unit = "×",
+                       .max = 1000,
+                       .fallback = 1.0,
+                       .sweepable = true,
+                       .meaning = "how fast the clock runs: 2 = twice as fast, 0.5 = half"};
+
+// Explore's ranges, in multiples of the lease unless said otherwise.
+const std::vector<DrawnRange> kPauseRanges = {{"duration_ms", 0.1, 5.0}};
+const std::vector<DrawnRange> kJumpRanges = {{"delta_ms", 0.1, 5.0},
+                                             {"duration_ms", 0.1, 3.0, true, true}};
+const std::vector<DrawnRange> kRateRanges = {{"rate", 0.25, 4.0, false}, {"duration_ms", 0.5, 5.0}};
 
 // One row per kind, in enum order (checked below).
 const std::array<FaultKindInfo, kFaultKindCount> kFaultKinds = {{
-    {FaultKind::Pause,
-     "pause",
-     FaultTarget::Client,
-     DurationRule::Required,
-     true,
-     false,
-     {},
-     "#475569",
-     "stop-the-world pause of a client: its threads, watchdog and connections freeze"},
-    {FaultKind::CrashClient,
-     "crash-client",
-     FaultTarget::Client,
-     DurationRule::None,
-     false,
-     true,
-     {},
-     "#92400e",
-     "the client dies at its next step and releases nothing"},
-    {FaultKind::ClockJump,
-     "clock-jump",
-     FaultTarget::Client,
-     DurationRule::Optional,
-     true,
-     true,
-     {kDeltaMs},
-     "#0d9488",
-     "the client's clock jumps (back again after duration_ms, if given)"},
-    {FaultKind::ClockRate,
-     "clock-rate",
-     FaultTarget::Client,
-     DurationRule::Required,
-     true,
-     false,
-     {kRate},
-     "#0d9488",
-     "the client's clock runs at `rate` times real time"},
-    {FaultKind::ServerClockJump,
-     "server-clock-jump",
-     FaultTarget::Server,
-     DurationRule::Optional,
-     true,
-     true,
-     {kDeltaMs},
-     "#0f766e",
-     "a redis-server's wall clock jumps, so its keys expire early or late"},
-    {FaultKind::ServerClockRate,
-     "server-clock-rate",
-     FaultTarget::Server,
-     DurationRule::Required,
-     true,
-     false,
-     {kRate},
-     "#0f766e",
-     "a redis-server's wall clock runs at `rate` times real time"},
-    {FaultKind::SigstopNode,
-     "sigstop-node",
-     FaultTarget::Server,
-     DurationRule::Required,
-     true,
-     false,
-     {},
-     "#334155",
-     "a redis-server is stopped (SIGSTOP) and continued afterwards"},
-    {FaultKind::DebugSleep,
-     "debug-sleep",
-     FaultTarget::Server,
-     DurationRule::Required,
-     false,
-     false,
-     {},
-     "#334155",
-     "a redis-server blocks in DEBUG SLEEP for duration_ms"},
-    {FaultKind::CrashNode,
-     "crash-node",
-     FaultTarget::Server,
-     DurationRule::None,
-     false,
-     false,
-     {{"restart_after_ms",
-       ParamType::Integer,
-       "ms",
-       0,
-       kMaxMs,
-       0,
-       {},
-       true,
-       "restart the killed server after this long (absent: it stays down)"}},
-     "#92400e",
-     "a redis-server is killed (SIGKILL), losing what it did not persist"},
-    {FaultKind::Partition,
-     "partition",
-     FaultTarget::Link,
-     DurationRule::Optional,
-     true,
-     false,
-     {{"how",
-       ParamType::Choice,
-       "",
-       0,
-       0,
-       0,
-       {"blackhole", "reject"},
-       false,
-       "blackhole: packets vanish and requests hang; reject: connections are refused"}},
-     "#9333ea",
-     "the links between the clients and servers stop carrying traffic"},
-    {FaultKind::Delay,
-     "delay",
-     FaultTarget::Link,
-     DurationRule::Optional,
-     true,
-     false,
-     {{"delay_ms",
-       ParamType::Integer,
-       "ms",
-       0,
-       kMaxMs,
-       0,
-       {},
-       true,
-       "added latency in each direction"},
-      {"jitter_ms",
-       ParamType::Integer,
-       "ms",
-       0,
-       kMaxMs,
-       0,
-       {},
-       true,
-       "up to this much more, at random (order is kept)"}},
-     "#d97706",
-     "the links between the clients and servers delay traffic"},
-    {FaultKind::Cut,
-     "cut",
-     FaultTarget::Link,
-     DurationRule::None,
-     false,
-     true,
-     {},
-     "#7e22ce",
-     "open connections between the clients and servers are closed (new ones may follow)"},
-    {FaultKind::CutReplication,
-     "cut-replication",
-     FaultTarget::Replication,
-     DurationRule::Optional,
-     true,
-     false,
-     {},
-     "#a21caf",
-     "node 0's replicas stop receiving its replication stream"},
-    {FaultKind::Failover,
-     "failover",
-     FaultTarget::Cluster,
-     DurationRule::None,
-     false,
-     true,
-     {{"mode",
-       ParamType::Choice,
-       "",
-       0,
-       0,
-       0,
-       {"sentinel", "manual"},
-       false,
-       "sentinel: kill the master and let Sentinel promote; manual: REPLICAOF NO ONE"}},
-     "#ea580c",
-     "node 0's master is replaced by its first replica"},
+    {.kind = FaultKind::Pause,
+     .name = "pause",
+     .target = FaultTarget::Client,
+     .duration = DurationRule::Required,
+     .undoable = true,
+     .colour = "#475569",
+     .meaning = "stop-the-world pause of a client: its threads, watchdog and connections freeze",
+     .explore_weight = 6,
+     .explore_ranges = kPauseRanges},
+    {.kind = FaultKind::CrashClient,
+     .name = "crash-client",
+     .target = FaultTarget::Client,
+     .duration = DurationRule::None,
+     .instant = true,
+     .colour = "#92400e",
+     .meaning = "the client dies at its next step and releases nothing",
+     .explore_weight = 2},
+    {.kind = FaultKind::ClockJump,
+     .name = "clock-jump",
+     .target = FaultTarget::Client,
+     .needs = Need::ClientClock,
+     .duration = DurationRule::Optional,
+     .undoable = true,
+     .instant = true,
+     .params = {kDeltaMs},
+     .colour = "#0d9488",
+     .meaning = "the client's clock jumps (back again after duration_ms, if given)",
+     .explore_weight = 4,
+     .explore_ranges = kJumpRanges},
+    {.kind = FaultKind::ClockRate,
+     .name = "clock-rate",
+     .target = FaultTarget::Client,
+     .needs = Need::ClientClock,
+     .duration = DurationRule::Required,
+     .undoable = true,
+     .params = {kRate},
+     .colour = "#0d9488",
+     .meaning = "the client's clock runs at `rate` times real time",
+     .explore_weight = 3,
+     .explore_ranges = kRateRanges},
+    {.kind = FaultKind::ServerClockJump,
+     .name = "server-clock-jump",
+     .target = FaultTarget::Server,
+     .needs = Need::ServerClock,
+     .duration = DurationRule::Optional,
+     .undoable = true,
+     .instant = true,
+     .params = {kDeltaMs},
+     .colour = "#0f766e",
+     .meaning = "a redis-server's wall clock jumps, so its keys expire early or late",
+     .explore_weight = 3,
+     .explore_ranges = kJumpRanges},
+    {.kind = FaultKind::ServerClockRate,
+     .name = "server-clock-rate",
+     .target = FaultTarget::Server,
+     .needs = Need::ServerClock,
+     .duration = DurationRule::Required,
+     .undoable = true,
+     .params = {kRate},
+     .colour = "#0f766e",
+     .meaning = "a redis-server's wall clock runs at `rate` times real time",
+     .explore_weight = 2,
+     .explore_ranges = kRateRanges},
+    {.kind = FaultKind::SigstopNode,
+     .name = "sigstop-node",
+     .target = FaultTarget::Server,
+     .needs = Need::ServerProcess,
+     .duration = DurationRule::Required,
+     .undoable = true,
+     .colour = "#334155",
+     .meaning = "a redis-server is stopped (SIGSTOP) and continued afterwards",
+     .explore_weight = 3,
+     .explore_ranges = kPauseRanges},
+    {.kind = FaultKind::DebugSleep,
+     .name = "debug-sleep",
+     .target = FaultTarget::Server,
+     .needs = Need::DebugCommand,
+     .duration = DurationRule::Required,
+     .colour = "#334155",
+     .meaning = "a redis-server blocks in DEBUG SLEEP for duration_ms",
+     .explore_weight = 2,
+     .explore_ranges = {{"duration_ms", 0.1, 3.0}}},
+    {.kind = FaultKind::CrashNode,
+     .name = "crash-node",
+     .target = FaultTarget::Server,
+     .needs = Need::ServerProcess,
+     .duration = DurationRule::None,
+     .params = {{.name = "restart_after_ms",
+                 .unit = "ms",
+                 .max = kMaxMs,
+                 .sweepable = true,
+                 .meaning = "restart the killed server after this long (absent: it stays down)"}},
+     .colour = "#92400e",
+     .meaning = "a redis-server is killed (SIGKILL), losing what it did not persist",
+     .explore_weight = 2,
+     .explore_ranges = {{"restart_after_ms", 0.1, 3.0, true, true}}},
+    {.kind = FaultKind::Partition,
+     .name = "partition",
+     .target = FaultTarget::Link,
+     .needs = Need::ClientLinks,
+     .duration = DurationRule::Optional,
+     .undoable = true,
+     .params = {{.name = "how",
+                 .type = ParamType::Choice,
+                 .choices = {"blackhole", "reject"},
+                 .meaning = "blackhole: packets vanish and requests hang; reject: connections "
+                            "are refused"}},
+     .colour = "#9333ea",
+     .meaning = "the links between the clients and servers stop carrying traffic",
+     .explore_weight = 3,
+     .explore_ranges = {{"duration_ms", 0.1, 5.0, true, true}}},
+    {.kind = FaultKind::Delay,
+     .name = "delay",
+     .target = FaultTarget::Link,
+     .needs = Need::ClientLinks | Need::LinkLatency,
+     .duration = DurationRule::Optional,
+     .undoable = true,
+     .params = {{.name = "delay_ms",
+                 .unit = "ms",
+                 .max = kMaxMs,
+                 .sweepable = true,
+                 .meaning = "added latency in each direction"},
+                {.name = "jitter_ms",
+                 .unit = "ms",
+                 .max = kMaxMs,
+                 .sweepable = true,
+                 .meaning = "up to this much more, at random (order is kept)"}},
+     .colour = "#d97706",
+     .meaning = "the links between the clients and servers delay traffic",
+     .explore_weight = 2,
+     .explore_ranges = {{"delay_ms", 0.01, 1.0},
+                        {"jitter_ms", 0.0, 0.5},
+                        {"duration_ms", 0.5, 5.0, true, true}}},
+    {.kind = FaultKind::Cut,
+     .name = "cut",
+     .target = FaultTarget::Link,
+     .needs = Need::ClientLinks,
+     .duration = DurationRule::None,
+     .instant = true,
+     .colour = "#7e22ce",
+     .meaning = "open connections between the clients and servers are closed (new ones may follow)",
+     .explore_weight = 1},
+    {.kind = FaultKind::CutReplication,
+     .name = "cut-replication",
+     .target = FaultTarget::Replication,
+     .needs = Need::Replica | Need::ReplicationLinks,
+     .duration = DurationRule::Optional,
+     .undoable = true,
+     .colour = "#a21caf",
+     .meaning = "node 0's replicas stop receiving its replication stream",
+     .explore_weight = 2,
+     .explore_ranges = {{"duration_ms", 0.5, 5.0, true, true}}},
+    {.kind = FaultKind::Failover,
+     .name = "failover",
+     .target = FaultTarget::Cluster,
+     // Clients reach the new master through their links, which follow it.
+     .needs = Need::Replica | Need::Promotion | Need::ClientLinks,
+     .duration = DurationRule::None,
+     .instant = true,
+     .params = {{.name = "mode",
+                 .type = ParamType::Choice,
+                 .choices = {"sentinel", "manual"},
+                 .meaning = "sentinel: kill the master and let Sentinel promote; manual: "
+                            "REPLICAOF NO ONE",
+                 .choice_needs = {Need::Sentinels, Needs()},
+                 // A manual failover is quicker, so explore tries more of them.
+                 .choice_weights = {20, 80}}},
+     .colour = "#ea580c",
+     .meaning = "node 0's master is replaced by its first replica",
+     .explore_weight = 2},
 }};
 
 static_assert(kFaultKindCount == static_cast<size_t>(FaultKind::Failover) + 1,
@@ -234,6 +238,32 @@ const FaultParam* find_param(FaultKind kind, std::string_view param) {
   return nullptr;
 }
 
+std::string_view need_meaning(Need need) {
+  switch (need) {
+    case Need::ClientClock:
+      return "the clients' clocks";
+    case Need::ClientLinks:
+      return "the links between clients and servers";
+    case Need::LinkLatency:
+      return "links that delay traffic";
+    case Need::ServerClock:
+      return "the servers' clocks";
+    case Need::ServerProcess:
+      return "control of the server processes";
+    case Need::DebugCommand:
+      return "DEBUG SLEEP on the servers";
+    case Need::Replica:
+      return "a replica of node 0";
+    case Need::ReplicationLinks:
+      return "the replicas' links to their master";
+    case Need::Promotion:
+      return "the right to promote a replica";
+    case Need::Sentinels:
+      return "Sentinel watching node 0";
+  }
+  return "?";
+}
+
 std::string_view target_name(FaultTarget target) {
   switch (target) {
     case FaultTarget::Client:
@@ -257,8 +287,8 @@ std::string_view fault_colour(std::string_view name) {
 
 std::string fault_kinds_markdown() {
   std::string out =
-      "| kind | target | duration_ms | undone | parameters | what it does |\n"
-      "| --- | --- | --- | --- | --- | --- |\n";
+      "| kind | target | duration_ms | undone | parameters | needs | what it does |\n"
+      "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& row : kFaultKinds) {
     std::string params;
     for (const auto& p : row.params) {
@@ -272,12 +302,23 @@ std::string fault_kinds_markdown() {
       }
       params += (params.empty() ? "" : ", ") + text;
     }
+    std::string needs;
+    auto add = [&needs](Needs set, const std::string& when) {
+      for (Need need : kNeeds)
+        if (set.has(need))
+          needs += (needs.empty() ? "" : "; ") + std::string(need_meaning(need)) + when;
+    };
+    add(row.needs, "");
+    for (const auto& p : row.params)
+      for (size_t c = 0; c < p.choice_needs.size(); ++c)
+        add(p.choice_needs[c], " (" + std::string(p.name) + " " + std::string(p.choices[c]) + ")");
     const char* duration = row.duration == DurationRule::Required   ? "required"
                            : row.duration == DurationRule::Optional ? "optional"
                                                                     : "—";
     out += "| `" + std::string(row.name) + "` | " + std::string(target_name(row.target)) + " | " +
            duration + " | " + (row.undoable ? "yes" : "no") + " | " +
-           (params.empty() ? "—" : params) + " | " + std::string(row.meaning) + " |\n";
+           (params.empty() ? "—" : params) + " | " + (needs.empty() ? "—" : needs) + " | " +
+           std::string(row.meaning) + " |\n";
   }
   return out;
 }

@@ -1,10 +1,13 @@
 // The fault vocabulary: every kind of fault the lab can inject, one table row
-// each. The scenario parser, the nemesis, sweep, the history's FORMAT.md and
-// the reports read this table; nothing else lists the kinds.
+// each: what it acts on, what it needs of a run, its parameters, how explore
+// draws it, how reports draw it. The scenario parser, the run's plan, the
+// nemesis, the target's availability check, explore, sweep, the history's
+// FORMAT.md and the reports read this table; nothing else lists the kinds.
 //
 // Adding a kind: one enumerator, one row in kFaultKinds (fault_kind.cpp), and
 // one case in Nemesis::apply's switch, which does not compile (-Werror=switch)
-// until the new kind is handled.
+// until the new kind is handled. No other switch over FaultKind exists
+// (tests/nemesis/fault_kind_test.cpp keeps it so).
 #pragma once
 
 #include <cstddef>
@@ -43,6 +46,57 @@ enum class FaultTarget {
   Cluster,      // node 0's master group as a whole
 };
 
+// What a fault needs of a run beyond clients and a server to talk to. The
+// run's plan provides it (servers under the clock shim, links through fault
+// proxies, a replica, Sentinels…), or says why the run cannot have it (a
+// target the lab did not start, a topology without a replica).
+enum class Need : unsigned {
+  ClientClock = 1u << 0,       // the clients' clocks (an adapter's, through the clock shim)
+  ClientLinks = 1u << 1,       // the client × server links (fault proxies or namespaces)
+  LinkLatency = 1u << 2,       // links that delay traffic (namespaces: the kernel's netem)
+  ServerClock = 1u << 3,       // servers running under the clock shim
+  ServerProcess = 1u << 4,     // the server processes themselves: signals, kill, restart
+  DebugCommand = 1u << 5,      // DEBUG SLEEP, which a server must allow
+  Replica = 1u << 6,           // a replica of node 0
+  ReplicationLinks = 1u << 7,  // the links from node 0's replicas to their master
+  Promotion = 1u << 8,         // the right to make a replica the master (a failover)
+  Sentinels = 1u << 9,         // Sentinel watching node 0
+};
+
+// A set of needs.
+class Needs {
+ public:
+  constexpr Needs() = default;
+  constexpr Needs(Need need) : bits_(static_cast<unsigned>(need)) {}  // NOLINT: a set of one
+  constexpr bool has(Need need) const { return bits_ & static_cast<unsigned>(need); }
+  constexpr bool empty() const { return bits_ == 0; }
+  // Every need of this set that `other` lacks.
+  constexpr Needs without(Needs other) const { return Needs(bits_ & ~other.bits_); }
+  constexpr Needs operator|(Needs other) const { return Needs(bits_ | other.bits_); }
+  Needs& operator|=(Needs other) {
+    bits_ |= other.bits_;
+    return *this;
+  }
+  constexpr bool operator==(const Needs&) const = default;
+
+ private:
+  constexpr explicit Needs(unsigned bits) : bits_(bits) {}
+  unsigned bits_ = 0;
+};
+
+constexpr Needs operator|(Need a, Need b) {
+  return Needs(a) | Needs(b);
+}
+
+// Every need, in the order messages name them.
+inline constexpr Need kNeeds[] = {Need::ClientClock, Need::ClientLinks,      Need::LinkLatency,
+                                  Need::ServerClock, Need::ServerProcess,    Need::DebugCommand,
+                                  Need::Promotion,   Need::ReplicationLinks, Need::Replica,
+                                  Need::Sentinels};
+
+// "a replica of node 0", … (for messages).
+std::string_view need_meaning(Need need);
+
 // Whether `duration_ms` is required, allowed, or meaningless for a kind.
 enum class DurationRule { Required, Optional, None };
 
@@ -58,12 +112,27 @@ struct FaultParam {
   std::vector<std::string_view> choices;  // ParamType::Choice; the first is the default
   bool sweepable = false;                 // `locklab sweep --param` may vary it
   std::string_view meaning;
+  // ParamType::Choice: what each choice needs on top of the kind's needs
+  // (parallel to `choices`; empty: nothing more), and how often explore
+  // draws each (parallel to `choices`; empty: as often as the others).
+  std::vector<Needs> choice_needs;
+  std::vector<int> choice_weights;
+};
+
+// A numeric field explore draws for a kind, and from where: [low, high], in
+// multiples of the lease when `per_ttl`, else as is (a clock rate).
+struct DrawnRange {
+  std::string param;  // "duration_ms", "delta_ms", "rate", …
+  double low = 0, high = 0;
+  bool per_ttl = true;
+  bool optional = false;  // sometimes left out (a jump that is never undone)
 };
 
 struct FaultKindInfo {
   FaultKind kind;
   std::string_view name;  // the scenario's and the history's `kind` / `f`
   FaultTarget target;
+  Needs needs;  // what every fault of the kind needs (a choice may add more)
   DurationRule duration;
   // The nemesis can take it back when duration_ms ends (or at the end of the run).
   bool undoable = false;
@@ -72,6 +141,11 @@ struct FaultKindInfo {
   std::vector<FaultParam> params;  // kind-specific parameters, beside the common fields
   std::string_view colour;         // the reports' colour for it (one per family)
   std::string_view meaning;        // one line for people
+  // How `locklab explore` draws it: how often against the other kinds (the
+  // faults that break leases more often than the rarer machinery), and the
+  // numeric fields it draws.
+  int explore_weight = 1;
+  std::vector<DrawnRange> explore_ranges;
 };
 
 // Every kind, in enum order.

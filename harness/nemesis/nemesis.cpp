@@ -33,13 +33,12 @@ Nemesis::Nemesis(Schedule schedule, FaultTargets& targets, std::vector<ClientHan
                                  std::to_string(targets_.server_count()) + " servers");
     for (const auto& c : f.clients) client_index(c);
     if (f.when) client_index(f.when->client);
-    if ((f.kind == FaultKind::ServerClockJump || f.kind == FaultKind::ServerClockRate) &&
-        !targets_.server_clock(0))
+    const Needs needs = f.needs();
+    if (needs.has(Need::ServerClock) && !targets_.server_clock(0))
       throw std::runtime_error(where + ": servers were not started under the clock shim");
-    if ((f.kind == FaultKind::Failover || f.kind == FaultKind::CutReplication) &&
-        targets_.server_count() <= targets_.master_count())
+    if (needs.has(Need::Replica) && targets_.server_count() <= targets_.master_count())
       throw std::runtime_error(where + ": this run has no replica");
-    if (f.kind == FaultKind::Failover && f.mode == "sentinel" && !targets_.has_sentinels())
+    if (needs.has(Need::Sentinels) && !targets_.has_sentinels())
       throw std::runtime_error(where + ": this run has no sentinels");
   }
 }

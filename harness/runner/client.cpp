@@ -55,19 +55,6 @@ Client::Client(std::string id, uint64_t seed, history::ProcessLog& log,
   for (auto& name : lock_->steps()) lock_steps_.insert(std::move(name));
 }
 
-const std::vector<std::string>& workload_steps() {
-  static const std::vector<std::string> steps = {
-      "before-acquire",       "acquired",       "before-reacquire", "reacquired",
-      "before-inner-release", "inner-released", "before-write",     "after-write",
-      "before-release",       "released"};
-  return steps;
-}
-
-bool is_nesting_step(std::string_view step) {
-  return step == "before-reacquire" || step == "reacquired" || step == "before-inner-release" ||
-         step == "inner-released";
-}
-
 void Client::lock_step(std::string_view name) {
   if (!lock_steps_.count(name))
     throw std::logic_error("the lock called step \"" + std::string(name) +

@@ -29,17 +29,6 @@ struct ClientStats {
   bool crashed = false;
 };
 
-// The steps of the client's own workload loop (client.cpp), in the order one
-// operation reaches them; a lock's own steps (Lock::steps) come on top.
-// before-reacquire … inner-released are reached only by re-entrant locks
-// with workload.reentry > 1; before-write and after-write only while the
-// client still believes its lease valid.
-const std::vector<std::string>& workload_steps();
-
-// Whether `step` is one of the workload's nesting steps (before-reacquire …
-// inner-released), which only re-entrant locks reach.
-bool is_nesting_step(std::string_view step);
-
 // Called at every named step of a client (its own and its lock's); the
 // nemesis may pause the client there (block) or crash it (throw ClientCrashed).
 using StepListener = std::function<void(const std::string& client, std::string_view step)>;

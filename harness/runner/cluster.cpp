@@ -25,22 +25,6 @@ void put_back(const Endpoint& replica, const Endpoint& master, const ConnectionO
 }
 }  // namespace
 
-ClusterShape shape_for(const std::string& algorithm, const Topology& topology) {
-  ClusterShape shape;
-  shape.replicas = topology.replicas;
-  shape.sentinels = topology.sentinels;
-  shape.persistence = topology.persistence;
-  for (const auto& info : algorithms()) {
-    if (info.id != algorithm) continue;
-    if (info.multi_node)
-      shape.masters = topology.nodes >= 3 ? topology.nodes : 5;
-    else
-      shape.masters = 1;
-    if (info.needs_replica && shape.replicas == 0) shape.replicas = 1;
-  }
-  return shape;
-}
-
 namespace {
 // Each reason once per lab: a suite would otherwise repeat it for every run.
 void say_once(const std::string& message) {
@@ -266,6 +250,12 @@ size_t Cluster::await_sentinel_failover(const Endpoint& old_master,
   const size_t now = server_index(view.wait_for_failover(old_master, timeout));
   redirect_node0(now);
   return now;
+}
+
+std::unique_ptr<Cluster> make_cluster(const Target* target, const ClusterShape& shape, int clients,
+                                      uint64_t seed) {
+  if (target) return std::make_unique<Cluster>(*target, shape, clients, seed);
+  return std::make_unique<Cluster>(shape, clients, seed);
 }
 
 }  // namespace locklab

@@ -29,25 +29,10 @@
 #include "scenario.h"
 #include "sentinel.h"
 #include "server_clock.h"
+#include "shape.h"
 #include "target.h"
 
 namespace locklab {
-
-// How many masters and replicas an algorithm needs under a topology: Redlock
-// runs over topology.nodes masters (5 when the scenario names fewer than 3);
-// an algorithm that needs a replica gets at least one.
-struct ClusterShape {
-  int masters = 1;
-  int replicas = 0;
-  int sentinels = 0;
-  bool persistence = false;
-  bool server_clocks = false;  // start servers under the clock shim
-  bool client_links = true;    // a fault proxy per client × server (else direct)
-  bool netns = false;          // asked for the netns backend (Topology::network)
-  bool delay_faults = false;   // the run delays links (netns needs netem for that)
-};
-
-ClusterShape shape_for(const std::string& algorithm, const Topology& topology);
 
 class Cluster final : public FaultTargets {
  public:
@@ -131,5 +116,10 @@ class Cluster final : public FaultTargets {
   std::mutex mu_;
   size_t node0_server_ = 0;
 };
+
+// The servers of one run: `target`'s when there is one (the lab starts
+// nothing), otherwise fresh ones of `shape`.
+std::unique_ptr<Cluster> make_cluster(const Target* target, const ClusterShape& shape, int clients,
+                                      uint64_t seed);
 
 }  // namespace locklab

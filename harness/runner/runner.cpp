@@ -27,83 +27,6 @@ namespace locklab {
 
 namespace {
 
-// Why `external` cannot be held to `scenario`'s story, or nullopt when it
-// can: a fault of the story fires at a step the lock never announces (a step
-// inside the built-in algorithm it stands in for, or a nesting step of a lock
-// that does not nest), or none of the story's faults is meant for it.
-std::optional<std::string> not_applicable_reason(const Scenario& scenario, const Schedule& schedule,
-                                                 const ExternalLock& external) {
-  if (!scenario.faults.empty()) {
-    bool any = false;
-    for (size_t i = 0; i < scenario.faults.size(); ++i) any = any || schedule.applies(i);
-    if (!any)
-      return std::string(
-                 "none of the scenario's faults is meant for it (each names the built-in "
-                 "algorithms it is for") +
-             (external.like ? "" : "; say which one the lock stands in for with --like") + ")";
-  }
-  std::optional<AdapterInfo> hello;
-  for (size_t i = 0; i < scenario.faults.size(); ++i) {
-    const Fault& f = scenario.faults[i];
-    if (!schedule.applies(i) || !f.when) continue;
-    const auto& own = workload_steps();
-    const std::string& step = f.when->step;
-    const std::string which =
-        "fault " + std::to_string(i) + " (" + std::string(f.name()) + ", " + f.trigger_text() + ")";
-    if (std::find(own.begin(), own.end(), step) != own.end()) {
-      if (is_nesting_step(step)) {
-        if (!hello) hello = probe_adapter(external.adapter);
-        if (!hello->reentrant)
-          return which +
-                 " fires when a client re-enters the lock, and the adapter says it does "
-                 "not nest (hello: reentrant false)";
-      }
-      continue;
-    }
-    if (!hello) hello = probe_adapter(external.adapter);
-    if (std::find(hello->steps.begin(), hello->steps.end(), step) == hello->steps.end())
-      return which + " fires at step \"" + step + "\", which exists only inside the built-in " +
-             external.like.value_or("algorithm") +
-             "; the adapter does not announce it (hello \"steps\")";
-  }
-  return std::nullopt;
-}
-
-// Why `scenario` cannot run `algorithm` on `target`, or
-// nullopt: a fault that needs control of the servers, or servers the target
-// does not have.
-std::optional<std::string> unavailable_reason(const Scenario& scenario, const Schedule& schedule,
-                                              const std::string& algorithm, bool adapter,
-                                              const Target& target) {
-  for (size_t i = 0; i < scenario.faults.size(); ++i) {
-    if (!schedule.applies(i)) continue;
-    if (auto why = unavailable_on(scenario.faults[i], target))
-      return "fault " + std::to_string(i) + ": " + *why;
-  }
-  if (adapter) return std::nullopt;
-  for (const auto& a : algorithms()) {
-    if (a.id != algorithm) continue;
-    if (a.multi_node && target.masters.size() < 3)
-      return algorithm + " needs at least 3 independent masters; " + target.describe() + " names " +
-             std::to_string(target.masters.size());
-    if (a.needs_replica && target.replicas.empty())
-      return algorithm + " needs a replica of the master; " + target.describe() + " names none";
-  }
-  return std::nullopt;
-}
-
-// The shape of a run on `target`: as many of its servers as the algorithm
-// uses, none started, nothing under the clock shim; `sentinels` > 0 when the
-// run wants Sentinel and the target has it.
-ClusterShape shape_on(const Target& target, ClusterShape wanted, bool multi_node) {
-  ClusterShape shape = wanted;
-  shape.masters = multi_node ? int(target.masters.size()) : 1;
-  shape.replicas = std::min(wanted.replicas, int(target.replicas.size()));
-  shape.sentinels = target.sentinels.empty() ? 0 : wanted.sentinels;
-  shape.server_clocks = false;
-  return shape;
-}
-
 // Runs on one target share it, except a run that fails it over or flushes
 // it: that one has it to itself, since it would move every other run's
 // master or wipe its keys.
@@ -178,14 +101,35 @@ class RunKeys {
   CleanupOnSignal on_signal_;
 };
 
-// A prefix no other run (of this process or another lab on the same target) uses.
-std::string run_prefix(const Target& target, const std::string& algorithm, uint64_t seed) {
+// A number no other run (of this process or another lab on the same target)
+// draws: it makes a run's key prefix its own.
+uint64_t unique_number() {
   static std::atomic<uint64_t> counter{0};
-  const uint64_t salt = uint64_t(monotonic_ns()) ^ (uint64_t(::getpid()) << 32) ^ (counter++ << 16);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(salt ^ seed));
-  return target.key_prefix + algorithm + ":" + hex + ":";
+  return uint64_t(monotonic_ns()) ^ (uint64_t(::getpid()) << 32) ^ (counter++ << 16);
 }
+
+// What a run does to its servers around itself, on a target: it shares the
+// target with the other runs or has it to itself (plan.owns_target), starts
+// it empty when the file allows a flush, and removes the run's keys when it
+// ends, however it ends. Nothing on the lab's own servers.
+class ServersInUse {
+ public:
+  ServersInUse(const Servers& servers, const RunPlan& plan) {
+    if (!servers.target) return;
+    const Target& target = *servers.target;
+    if (plan.owns_target)
+      owned_ = std::unique_lock(access_to(target));
+    else
+      shared_ = std::shared_lock(access_to(target));
+    keys_.emplace(target, plan.key_prefix);
+    if (plan.flush_first) flush_target(target);
+  }
+
+ private:
+  std::shared_lock<std::shared_mutex> shared_;
+  std::unique_lock<std::shared_mutex> owned_;
+  std::optional<RunKeys> keys_;
+};
 
 // What became of each fault of `schedule` that belongs to the run.
 std::vector<FaultFiring> fault_firings(const Schedule& schedule,
@@ -205,96 +149,29 @@ std::vector<FaultFiring> fault_firings(const Schedule& schedule,
 
 }  // namespace
 
-const Expectation& expectation_of(const Scenario& scenario, const std::string& algorithm,
-                                  const ExternalLock* external) {
-  if (!external) return scenario.expectation_for(algorithm);
-  return external->like ? scenario.expectation_for(*external->like) : scenario.default_expectation;
-}
-
-RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorithm, uint64_t seed,
-                        const std::filesystem::path& out_dir, const ExternalLock* external,
-                        RunProbe* probe, const Target* target) {
-  std::shared_lock<std::shared_mutex> shares_target;
-  std::unique_lock<std::shared_mutex> owns_target;
-  if (target) {
-    const bool fails_over =
-        target->allow_failover &&
-        std::any_of(scenario_in.faults.begin(), scenario_in.faults.end(),
-                    [](const Fault& f) { return f.kind == FaultKind::Failover; });
-    // A run that fails the target over or empties it first has it to itself.
-    if (fails_over || target->allow_flush)
-      owns_target = std::unique_lock(access_to(*target));
-    else
-      shares_target = std::shared_lock(access_to(*target));
-  }
-  // On a target, the run's locks (and every key derived from them) live
-  // under a prefix of its own.
-  std::optional<RunKeys> keys;
-  Scenario prefixed;
-  if (target) {
-    prefixed = scenario_in;
-    keys.emplace(*target, run_prefix(*target, algorithm, seed));
-    for (auto& lock : prefixed.workload.locks) lock = keys->prefix() + lock;
-  }
-  const Scenario& scenario = target ? prefixed : scenario_in;
-  const AdapterConfig* adapter = external ? &external->adapter : nullptr;
+RunResult run_plan(const RunPlan& plan, const Expectation& expected, const LockUnderTest& lock,
+                   const Servers& servers, uint64_t seed, const std::filesystem::path& out_dir,
+                   RunProbe* probe) {
   RunResult run;
-  run.algorithm = algorithm;
-  run.expected = expectation_of(scenario, algorithm, external);
-  run.history = algorithm + "/history.jsonl";
+  run.algorithm = lock.name;
+  run.expected = expected;
+  run.history = lock.name + "/history.jsonl";
   run.seed = seed;
-  if (adapter) run.adapter = adapter->command;
-  if (external && external->like) run.like = *external->like;
-  if (target) run.target = target->name;
+  if (lock.adapter) run.adapter = lock.adapter->command;
+  run.like = lock.like;
+  run.target = servers.target_name();
   try {
-    ClusterShape shape =
-        adapter ? ClusterShape{scenario.topology.nodes, scenario.topology.replicas,
-                               scenario.topology.sentinels, scenario.topology.persistence}
-                : shape_for(algorithm, scenario.topology);
-    shape.server_clocks = needs_server_clocks(scenario.faults);
-    if (target) {
-      bool multi_node = adapter && scenario.topology.nodes > 1;
-      for (const auto& a : algorithms())
-        if (!adapter && a.id == algorithm) multi_node = a.multi_node;
-      shape = shape_on(*target, shape, multi_node);
-    }
-    // An adapter is handed stable addresses (relays in front of the links).
-    shape.client_links =
-        adapter || needs_client_links(scenario.faults) || (probe && probe->client_links);
-    shape.netns = scenario.topology.network == "netns";
-    for (const Fault& f : scenario.faults) shape.delay_faults |= f.kind == FaultKind::Delay;
-    // The faults of this run: those meant for the algorithm, or for the one
-    // an external lock stands in for.
-    Schedule schedule(scenario.faults,
-                      external ? external->like.value_or(std::string()) : algorithm);
-    if (target)
-      if (auto reason = unavailable_reason(scenario, schedule, algorithm, adapter, *target)) {
-        run.not_applicable = *reason;
-        run.history.clear();
-        run.outcome = decide_outcome(run);
-        return run;
-      }
-    if (external)
-      if (auto reason = not_applicable_reason(scenario, schedule, *external)) {
-        run.not_applicable = *reason;
-        run.history.clear();
-        run.outcome = decide_outcome(run);
-        return run;
-      }
-    std::filesystem::create_directories(out_dir / algorithm);
-    // A target the file lets the lab flush starts each run empty, as a fresh server does.
-    if (target && target->allow_flush) flush_target(*target);
-    std::optional<Cluster> cluster_storage;
-    if (target)
-      cluster_storage.emplace(*target, shape, scenario.clients, seed);
-    else
-      cluster_storage.emplace(shape, scenario.clients, seed);
-    Cluster& cluster = *cluster_storage;
-    const ConnectionOptions credentials =
-        target ? target->connection_options() : ConnectionOptions{};
+    const Scenario& scenario = plan.scenario;
+    const ClusterShape& shape = plan.shape;
+    ServersInUse in_use(servers, plan);
+    std::filesystem::create_directories(out_dir / lock.name);
+    std::unique_ptr<Cluster> cluster_owner =
+        make_cluster(servers.target.get(), shape, scenario.clients, seed);
+    Cluster& cluster = *cluster_owner;
+    const ConnectionOptions credentials = servers.connection_options();
     const bool record = !probe || probe->record_history;
     // The history goes to disk as it happens, beside where it ends up.
-    history::Recorder recorder(record ? out_dir / algorithm : std::filesystem::path());
+    history::Recorder recorder(record ? out_dir / lock.name : std::filesystem::path());
     ProtectedResource resource(scenario.workload.fencing);
     // Clients exist before the nemesis (it needs their gates and clocks), so
     // their steps reach it through this pointer once it is there.
@@ -303,16 +180,18 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
       if (Nemesis* n = nemesis_ptr.load()) n->on_step(client, step);
     };
 
-    // An adapter runs in its own process: client clock faults reach it
-    // through the clock shim, one clock per client.
-    std::vector<std::unique_ptr<ServerClock>> adapter_clocks;
-    const bool skews_clients = moves_client_clocks(scenario.faults);
+    // A lock in a process of its own runs on a clock of its own per client,
+    // which client clock faults move through the clock shim.
+    std::vector<std::unique_ptr<ServerClock>> process_clocks;
     std::vector<std::unique_ptr<Client>> clients;
     for (int i = 0; i < scenario.clients; ++i) {
-      if (adapter && skews_clients) adapter_clocks.push_back(std::make_unique<ServerClock>());
-      std::string id = "c" + std::to_string(i + 1);
+      std::map<std::string, std::string> env = plan.adapter_env;
+      if (plan.adapter_clocks) {
+        process_clocks.push_back(std::make_unique<ServerClock>());
+        for (auto& [k, v] : process_clocks.back()->env()) env[k] = v;
+      }
       LockContext context;
-      context.node_count = shape.masters;
+      context.node_count = size_t(shape.masters);
       context.param = [&scenario](std::string_view name) -> std::optional<int64_t> {
         auto it = scenario.workload.params.find(std::string(name));
         if (it == scenario.workload.params.end()) return std::nullopt;
@@ -330,19 +209,10 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
             [&cluster, i, node] { return cluster.client_endpoint(size_t(i), node); }, options);
       };
       clients.push_back(std::make_unique<Client>(
-          id, seed * 1000 + uint64_t(i + 1), recorder.log_for(id),
-          [&algorithm, adapter, &out_dir, &adapter_clocks, &credentials](LockContext c) {
-            if (!adapter) return make_lock(algorithm, c);
-            AdapterConfig config = *adapter;
-            if (config.log_dir.empty()) config.log_dir = out_dir / algorithm;
-            if (!adapter_clocks.empty())
-              for (auto& [k, v] : adapter_clocks.back()->env()) config.env[k] = v;
-            // An adapter authenticates on its own (harness/adapter/PROTOCOL.md).
-            if (!credentials.password.empty())
-              config.env["LOCKLAB_REDIS_PASSWORD"] = credentials.password;
-            if (!credentials.username.empty())
-              config.env["LOCKLAB_REDIS_USERNAME"] = credentials.username;
-            return make_adapter_lock(config, c);
+          "c" + std::to_string(i + 1), seed * 1000 + uint64_t(i + 1),
+          recorder.log_for("c" + std::to_string(i + 1)),
+          [&lock, log_dir = out_dir / lock.name, env](LockContext c) {
+            return lock.make(c, log_dir, env);
           },
           context, listener));
     }
@@ -350,9 +220,9 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
     for (size_t i = 0; i < clients.size(); ++i) {
       Client* c = clients[i].get();
       handles.push_back({c->id(), &c->gate(), &c->clock(), [c] { c->crash(); },
-                         adapter_clocks.empty() ? nullptr : adapter_clocks[i].get()});
+                         process_clocks.empty() ? nullptr : process_clocks[i].get()});
     }
-    Nemesis nemesis(schedule, cluster, handles, recorder.log_for("nemesis"));
+    Nemesis nemesis(plan.schedule, cluster, handles, recorder.log_for("nemesis"));
     nemesis_ptr = &nemesis;
     nemesis.start();
 
@@ -377,13 +247,13 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
     nemesis_ptr = nullptr;
     for (auto& c : clients)
       if (!c->error().empty()) throw std::runtime_error(c->error());
-    run.faults = fault_firings(schedule, nemesis.outcomes());
+    run.faults = fault_firings(plan.schedule, nemesis.outcomes());
     for (const auto& firing : run.faults) run.exercised = run.exercised && firing.fired;
 
     RunStats stats;
     if (record) {
       // Checked from the file, streaming: memory stays flat however long the run.
-      const auto history_file = out_dir / algorithm / "history.jsonl";
+      const auto history_file = out_dir / lock.name / "history.jsonl";
       stats.events = recorder.write_history(history_file);
       run.check = Check::of(checkers::check_file(history_file));
       run.verdict = run.check->verdict;
@@ -405,6 +275,33 @@ RunResult run_algorithm(const Scenario& scenario_in, const std::string& algorith
   return run;
 }
 
+RunResult run_cell(const Scenario& scenario, const LockUnderTest& lock, const Servers& servers,
+                   uint64_t seed, const std::filesystem::path& out_dir, RunProbe* probe) {
+  const PlannedRun planned = plan_run(scenario, lock, servers, seed, unique_number());
+  if (planned.plan)
+    return run_plan(*planned.plan, planned.expected, lock, servers, seed, out_dir, probe);
+  RunResult run;
+  run.algorithm = lock.name;
+  run.expected = planned.expected;
+  run.seed = seed;
+  if (lock.adapter) run.adapter = lock.adapter->command;
+  run.like = lock.like;
+  run.target = servers.target_name();
+  run.not_applicable = planned.not_applicable;
+  run.outcome = decide_outcome(run);
+  return run;
+}
+
+CellRunner cell_runner(std::vector<LockUnderTest> locks, Servers servers) {
+  return [locks = std::move(locks), servers = std::move(servers)](
+             const Scenario& scenario, const std::string& name, uint64_t seed,
+             const std::filesystem::path& out_dir) {
+    for (const LockUnderTest& lock : locks)
+      if (lock.name == name) return run_cell(scenario, lock, servers, seed, out_dir);
+    throw std::invalid_argument("no lock under test is named \"" + name + "\"");
+  };
+}
+
 ScenarioResults results_of(const Scenario& scenario, uint64_t seed, std::vector<RunResult> runs) {
   ScenarioResults results;
   results.scenario = scenario.name;
@@ -417,16 +314,18 @@ ScenarioResults results_of(const Scenario& scenario, uint64_t seed, std::vector<
 }
 
 ScenarioResults run_scenario(const Scenario& scenario, const RunOptions& options) {
-  std::vector<std::string> selected =
-      options.algorithms.empty() ? scenario.algorithms : options.algorithms;
-  if (options.external) selected = {probe_adapter(options.external->adapter).name};
+  std::vector<LockUnderTest> locks;
+  if (options.lock) {
+    locks.push_back(*options.lock);
+  } else {
+    for (const auto& id : options.algorithms.empty() ? scenario.algorithms : options.algorithms)
+      locks.push_back(LockUnderTest::built_in(id));
+  }
   uint64_t seed = options.seed.value_or(scenario.seed);
   std::filesystem::create_directories(options.out_dir);
   ScenarioResults results = results_of(scenario, seed, {});
-  for (const auto& algorithm : selected)
-    results.runs.push_back(run_algorithm(scenario, algorithm, seed, options.out_dir,
-                                         options.external ? &*options.external : nullptr, nullptr,
-                                         options.target.get()));
+  for (const auto& lock : locks)
+    results.runs.push_back(run_cell(scenario, lock, options.servers, seed, options.out_dir));
   write_file_atomically(options.out_dir / "results.json", results.to_json().dump(2) + "\n");
   return results;
 }

@@ -5,10 +5,9 @@
 #include <set>
 #include <sstream>
 
-#include "client.h"   // workload_steps
-#include "cluster.h"  // shape_for
 #include "json_fields.h"
 #include "lock.h"
+#include "shape.h"
 #include "violation_kind.h"
 
 namespace locklab {
@@ -49,11 +48,22 @@ Expectation parse_expectation(const json& value, const std::string& path,
 }
 
 void check_algorithm(const std::string& id, const std::string& field, const Fields& f) {
-  for (const auto& a : algorithms())
-    if (a.id == id) return;
-  std::string known;
-  for (const auto& a : algorithms()) known += (known.empty() ? "" : ", ") + a.id;
-  f.fail(field, "names unknown algorithm \"" + id + "\" (known: " + known + ")");
+  if (!find_algorithm(id))
+    f.fail(field, "names unknown algorithm \"" + id + "\" (known: " + algorithm_ids() + ")");
+}
+
+// The field of `fault` that brings in `need` ("kind", or the choice that adds
+// it), and the fault as that field says it ("failover", "failover with mode sentinel").
+std::pair<std::string, std::string> needing(const Fault& fault, Need need) {
+  const std::string kind(fault.name());
+  if (info(fault.kind).needs.has(need)) return {"kind", kind};
+  for (const FaultParam& p : info(fault.kind).params)
+    for (const Needs& added : p.choice_needs)
+      if (added.has(need)) {
+        const std::string param(p.name);
+        return {param, kind + " with " + param + " " + fault.choice(param)};
+      }
+  return {"kind", kind};
 }
 
 std::string client_name_error(const std::string& name, int clients) {
@@ -94,7 +104,7 @@ void parse_param(Fields& f, Fault& fault, const FaultParam& p) {
       if (!v->is_string() ||
           std::find(p.choices.begin(), p.choices.end(), v->get<std::string>()) == p.choices.end())
         f.fail(f.path(key), "must be " + allowed);
-      (key == "how" ? fault.how : fault.mode) = v->get<std::string>();
+      fault.set_choice(key, v->get<std::string>());
       return;
     }
     case ParamType::Number:
@@ -190,19 +200,17 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
     }
   f.text("why").value_or("");
   f.done();
-  if (fault.kind == FaultKind::Failover && s.topology.replicas == 0)
-    f.fail(f.path("kind"), "failover needs topology.replicas >= 1");
-  if (fault.kind == FaultKind::Failover && fault.mode == "sentinel" && s.topology.sentinels == 0)
-    f.fail(f.path("mode"), "sentinel failover needs topology.sentinels = 3");
-  if (fault.kind == FaultKind::CutReplication && s.topology.replicas == 0)
-    f.fail(f.path("kind"), "cut-replication needs topology.replicas >= 1");
+  // What the topology itself must have for the fault (the rest is the run's plan's).
+  const Needs needs = fault.needs();
+  if (needs.has(Need::Replica) && s.topology.replicas == 0) {
+    const auto [field, what] = needing(fault, Need::Replica);
+    f.fail(f.path(field), what + " needs topology.replicas >= 1");
+  }
+  if (needs.has(Need::Sentinels) && s.topology.sentinels == 0) {
+    const auto [field, what] = needing(fault, Need::Sentinels);
+    f.fail(f.path(field), what + " needs topology.sentinels = 3");
+  }
   return fault;
-}
-
-const AlgorithmInfo& algorithm_info(const std::string& id) {
-  for (const auto& a : algorithms())
-    if (a.id == id) return a;
-  throw std::invalid_argument("unknown algorithm " + id);
 }
 
 // What a fault's step and nodes mean for the algorithms it applies to: a
@@ -248,7 +256,7 @@ void check_fault_against_algorithms(const Fault& fault, size_t i, const Scenario
   }
   for (int node : fault.nodes)
     for (const auto& a : runs) {
-      const ClusterShape shape = shape_for(a, s.topology);
+      const ClusterShape shape = shape_for(algorithm_info(a), s.topology);
       const int servers = shape.masters + shape.replicas;
       if (node >= servers)
         fail("nodes", "names server " + std::to_string(node) + ", but " + a + " runs on " +
@@ -258,6 +266,19 @@ void check_fault_against_algorithms(const Fault& fault, size_t i, const Scenario
 }
 
 }  // namespace
+
+const std::vector<std::string>& workload_steps() {
+  static const std::vector<std::string> steps = {
+      "before-acquire",       "acquired",       "before-reacquire", "reacquired",
+      "before-inner-release", "inner-released", "before-write",     "after-write",
+      "before-release",       "released"};
+  return steps;
+}
+
+bool is_nesting_step(std::string_view step) {
+  return step == "before-reacquire" || step == "reacquired" || step == "before-inner-release" ||
+         step == "inner-released";
+}
 
 const Expectation& Scenario::expectation_for(const std::string& algorithm) const {
   auto it = expectations.find(algorithm);
@@ -331,7 +352,7 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
   if (s.algorithms.empty()) top.fail("algorithms", "must name at least one algorithm");
   if (s.algorithms.size() == 1 && s.algorithms[0] == "all") {
     s.algorithms.clear();
-    for (const auto& a : algorithms()) s.algorithms.push_back(a.id);
+    for (const auto& a : algorithms()) s.algorithms.push_back(a.id);  // every built-in, in order
   }
   for (const auto& id : s.algorithms) check_algorithm(id, "algorithms", top);
 

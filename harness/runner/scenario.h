@@ -50,6 +50,17 @@ struct Workload {
   std::map<std::string, int64_t> params;  // algorithm parameters (e.g. "replicas")
 };
 
+// The steps of the client's own workload loop (Client::run), in the order one
+// operation reaches them; a lock's own steps (Lock::steps) come on top.
+// before-reacquire … inner-released are reached only by re-entrant locks
+// with workload.reentry > 1; before-write and after-write only while the
+// client still believes its lease valid.
+const std::vector<std::string>& workload_steps();
+
+// Whether `step` is one of the workload's nesting steps (before-reacquire …
+// inner-released), which only re-entrant locks reach.
+bool is_nesting_step(std::string_view step);
+
 struct Scenario {
   std::filesystem::path file;
   std::string name;

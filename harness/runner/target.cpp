@@ -167,34 +167,46 @@ void flush_target(const Target& target) {
   }
 }
 
+Needs Target::provides() const {
+  // The clients, their clocks and the proxies in front of the servers are the lab's.
+  Needs out = Need::ClientClock | Need::ClientLinks | Need::LinkLatency;
+  if (allow_debug_sleep) out |= Need::DebugCommand;
+  if (allow_failover) out |= Need::Promotion;
+  if (!replicas.empty()) out |= Need::Replica;
+  if (!sentinels.empty()) out |= Need::Sentinels;
+  return out;
+}
+
 std::optional<std::string> unavailable_on(const Fault& fault, const Target& target) {
-  const FaultKindInfo& row = info(fault.kind);
+  const Needs missing = fault.needs().without(target.provides());
+  if (missing.empty()) return std::nullopt;
   const std::string head =
-      std::string(row.name) + " is unavailable for " + target.describe() + ": ";
-  switch (row.target) {
-    case FaultTarget::Client:
-    case FaultTarget::Link:
-      // The lab's own clients and its own proxies in front of the target.
-      return std::nullopt;
-    case FaultTarget::Replication:
-      return head + "it cuts the servers' replication links, which the lab does not control";
-    case FaultTarget::Cluster:
-      if (!target.allow_failover)
+      std::string(fault.name()) + " is unavailable for " + target.describe() + ": ";
+  for (Need need : kNeeds) {
+    if (!missing.has(need)) continue;
+    switch (need) {
+      case Need::ClientClock:
+      case Need::ClientLinks:
+      case Need::LinkLatency:
+        break;  // the lab's own side: always there
+      case Need::ServerClock:
+      case Need::ServerProcess:
+        return head +
+               "it needs control of the server processes (their clocks, signals or lifetime), "
+               "which the lab has only over servers it started";
+      case Need::DebugCommand:
+        return head + "the file does not allow DEBUG SLEEP (allow_debug_sleep)";
+      case Need::Promotion:
         return head + "the file does not allow failovers (allow_failover)";
-      if (target.replicas.empty()) return head + "the file names no replica to promote";
-      if (fault.mode == "sentinel" && target.sentinels.empty())
+      case Need::ReplicationLinks:
+        return head + "it cuts the servers' replication links, which the lab does not control";
+      case Need::Replica:
+        return head + "the file names no replica to promote";
+      case Need::Sentinels:
         return head + "a Sentinel failover needs the target's Sentinels, and the file names none";
-      return std::nullopt;
-    case FaultTarget::Server:
-      break;
+    }
   }
-  if (fault.kind == FaultKind::DebugSleep) {
-    if (target.allow_debug_sleep) return std::nullopt;
-    return head + "the file does not allow DEBUG SLEEP (allow_debug_sleep)";
-  }
-  return head +
-         "it needs control of the server processes (their clocks, signals or lifetime), "
-         "which the lab has only over servers it started";
+  return head + "it needs what the target cannot give";
 }
 
 }  // namespace locklab

@@ -39,6 +39,11 @@ struct Target {
   ConnectionOptions connection_options() const;
   // Every data node: masters, then replicas.
   std::vector<Endpoint> servers() const;
+  // What the lab can do to these servers (fault_kind.h): what it does on
+  // its own side (client clocks and links), and what the file allows and
+  // names (DEBUG SLEEP, a promotion, a replica, Sentinels); never their
+  // clocks, processes or replication links, which are not the lab's.
+  Needs provides() const;
 };
 
 // Thrown for a target file that cannot be used or a target that does not
@@ -64,8 +69,8 @@ void check_target_reachable(const Target& target);
 // TargetError naming the first server that fails.
 void flush_target(const Target& target);
 
-// Why `fault` cannot be applied to `target`, or nullopt when the lab can
-// apply it without controlling the servers (or the file allows it).
+// Why `target` cannot give a fault what it needs, or nullopt when it can
+// (the first need it lacks, in kNeeds' order, says why).
 std::optional<std::string> unavailable_on(const Fault& fault, const Target& target);
 
 }  // namespace locklab

@@ -55,12 +55,9 @@ std::vector<Scenario> load_scenarios(const std::vector<fs::path>& files) {
 }
 
 void check_algorithm_ids(const std::vector<std::string>& ids, const std::string& option) {
-  for (const auto& id : ids) {
-    bool known = false;
-    for (const auto& a : algorithms()) known = known || a.id == id;
-    if (!known)
+  for (const auto& id : ids)
+    if (!find_algorithm(id))
       throw std::invalid_argument(option + ": unknown algorithm '" + id + "' (see `locklab list`)");
-  }
 }
 
 Shard parse_shard(const std::string& text) {
@@ -90,20 +87,22 @@ uint64_t run_seed(uint64_t base, int run) {
 std::vector<Cell> build_matrix(const std::vector<Scenario>& scenarios,
                                const MatrixOptions& options) {
   std::vector<Cell> cells;
+  auto has = [](const std::vector<std::string>& items, const std::string& item) {
+    return std::find(items.begin(), items.end(), item) != items.end();
+  };
   for (size_t s = 0; s < scenarios.size(); ++s) {
     const Scenario& scenario = scenarios[s];
-    uint64_t base = options.seed.value_or(scenario.seed);
-    const auto& own = scenario.algorithms;
-    if (options.external_lock && options.like &&
-        std::find(own.begin(), own.end(), *options.like) == own.end())
-      continue;
-    const std::vector<std::string> external{options.external_lock.value_or("")};
-    for (const auto& algorithm : options.external_lock ? external : scenario.algorithms) {
-      const auto& only = options.algorithms;
-      if (!only.empty() && std::find(only.begin(), only.end(), algorithm) == only.end()) continue;
+    const uint64_t base = options.seed.value_or(scenario.seed);
+    std::vector<std::string> locks;
+    if (options.built_ins)
+      for (const auto& algorithm : scenario.algorithms)
+        if (options.algorithms.empty() || has(options.algorithms, algorithm))
+          locks.push_back(algorithm);
+    for (const ExtraLock& extra : options.extra)
+      if (!extra.like || has(scenario.algorithms, *extra.like)) locks.push_back(extra.name);
+    for (const auto& lock : locks)
       for (int run = 1; run <= options.runs; ++run)
-        cells.push_back(Cell{cells.size(), s, algorithm, run, run_seed(base, run)});
-    }
+        cells.push_back(Cell{cells.size(), s, lock, run, run_seed(base, run)});
   }
   return cells;
 }

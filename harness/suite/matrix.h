@@ -52,22 +52,26 @@ struct Cell {
   uint64_t seed = 0;
 };
 
+// A lock of a suite beside the scenarios' own algorithms: an adapter.
+struct ExtraLock {
+  std::string name;                 // its hello name, which its cells carry
+  std::optional<std::string> like;  // the built-in it stands in for: only the scenarios that run it
+};
+
 struct MatrixOptions {
   std::vector<std::string> algorithms;  // keep only these ids (empty: every scenario's own list)
-  int runs = 1;                         // runs per scenario × algorithm
-  std::optional<uint64_t> seed;         // base seed for every scenario (default: each scenario's)
-  // The name of an external lock (an adapter's hello name): when set, every
-  // scenario runs it alone, in place of its own algorithm list.
-  std::optional<std::string> external_lock;
-  // With external_lock: the built-in algorithm it stands in for; only the
-  // scenarios that run that algorithm are kept.
-  std::optional<std::string> like;
+  bool built_ins = true;                // each scenario runs its own algorithms
+  // And these locks: each in every scenario that runs its `like`, or in
+  // every scenario when it stands in for none.
+  std::vector<ExtraLock> extra;
+  int runs = 1;                  // runs per scenario × lock
+  std::optional<uint64_t> seed;  // base seed for every scenario (default: each scenario's)
 };
 
 // Every cell, scenario by scenario in suite order, then each scenario's
-// algorithms in its own order, then run 1..runs. The order and so each
-// cell's index depend only on the inputs and options: a shard of the same
-// suite selects the same cells on every machine.
+// algorithms in its own order and the extra locks in theirs, then run 1..runs. The order and so
+// each cell's index depend only on the inputs and options: a shard of the same suite selects the
+// same cells on every machine.
 std::vector<Cell> build_matrix(const std::vector<Scenario>& scenarios,
                                const MatrixOptions& options);
 

@@ -174,16 +174,21 @@ json merge_suites(const MergeOptions& options) {
   if (shard_options.contains("seed") && shard_options["seed"].is_number())
     suite.matrix.seed = shard_options["seed"].get<uint64_t>();
   suite.matrix.algorithms = shard_options.value("algorithms", std::vector<std::string>{});
-  // A suite of an adapter names it in its cells, in place of the built-in ids.
-  for (const auto& cell : shards.front().document["cells"]) {
-    const std::string algorithm = cell.value("algorithm", "");
-    const bool built_in = std::any_of(algorithms().begin(), algorithms().end(),
-                                      [&](const AlgorithmInfo& a) { return a.id == algorithm; });
-    if (!built_in) {
-      suite.matrix.external_lock = algorithm;
-      if (cell.contains("like") && cell["like"].is_string()) suite.matrix.like = cell["like"];
+  // An adapter's cells carry its name, in place of a built-in id; a suite
+  // of adapters alone has no built-in cell.
+  suite.matrix.built_ins = false;
+  std::set<std::string> extra;
+  for (const ShardOutput& shard : shards)
+    for (const auto& cell : shard.document["cells"]) {
+      const std::string lock = cell.value("algorithm", "");
+      if (find_algorithm(lock)) {
+        suite.matrix.built_ins = true;
+      } else if (extra.insert(lock).second) {
+        ExtraLock adapter{lock, {}};
+        if (cell.contains("like") && cell["like"].is_string()) adapter.like = cell["like"];
+        suite.matrix.extra.push_back(adapter);
+      }
     }
-  }
   json invocation = current_invocation();
   invocation["merged"] = json::array();
   for (const auto& s : shards) invocation["merged"].push_back(s.dir.string());

@@ -109,12 +109,15 @@ class Execution {
 
   // The run of a cell whose runner threw `error`.
   RunResult failed_run(const Scenario& scenario, const Cell& cell, const std::string& error) const {
-    const ExternalLock* external = options_.external ? &*options_.external : nullptr;
     RunResult run;
     run.algorithm = cell.algorithm;
-    run.expected = expectation_of(scenario, cell.algorithm, external);
-    if (external) run.adapter = external->adapter.command;
-    if (external) run.like = external->like;
+    run.expected = scenario.expectation_for(cell.algorithm);
+    for (const LockUnderTest& lock : options_.locks)
+      if (lock.name == cell.algorithm) {
+        run.expected = expectation_for(scenario, lock);
+        if (lock.adapter) run.adapter = lock.adapter->command;
+        run.like = lock.like;
+      }
     run.seed = cell.seed;
     run.verdict = Verdict::Unknown;
     run.error = error;
@@ -152,28 +155,6 @@ class Execution {
 };
 
 }  // namespace
-
-RunResult run_built_in(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
-                       const fs::path& out_dir) {
-  return run_algorithm(scenario, algorithm, seed, out_dir);
-}
-
-CellRunner run_external(ExternalLock external) {
-  return [external = std::move(external)](const Scenario& scenario, const std::string& name,
-                                          uint64_t seed, const fs::path& out_dir) {
-    return run_algorithm(scenario, name, seed, out_dir, &external);
-  };
-}
-
-CellRunner run_on_target(std::shared_ptr<const Target> target,
-                         std::optional<ExternalLock> external) {
-  return [target = std::move(target), external = std::move(external)](
-             const Scenario& scenario, const std::string& name, uint64_t seed,
-             const fs::path& out_dir) {
-    return run_algorithm(scenario, name, seed, out_dir, external ? &*external : nullptr, nullptr,
-                         target.get());
-  };
-}
 
 std::string utc_now() {
   std::time_t now = std::time(nullptr);

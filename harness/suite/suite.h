@@ -26,25 +26,6 @@
 
 namespace locklab::suite {
 
-// Runs one cell with run_algorithm()'s contract: returns the run (its
-// outcome decided) and writes out_dir/<algorithm>/history.jsonl. Tests may
-// pass a fake.
-using CellRunner = std::function<RunResult(const Scenario& scenario, const std::string& algorithm,
-                                           uint64_t seed, const std::filesystem::path& out_dir)>;
-
-// The CellRunner of the built-in algorithms: run_algorithm() itself.
-RunResult run_built_in(const Scenario& scenario, const std::string& algorithm, uint64_t seed,
-                       const std::filesystem::path& out_dir);
-
-// The CellRunner of an external lock: run_algorithm() with `external`; the
-// cell's algorithm is the adapter's name.
-CellRunner run_external(ExternalLock external);
-
-// The CellRunner of cells on an external target: run_algorithm() with
-// `target`, and `external` when an adapter is the lock.
-CellRunner run_on_target(std::shared_ptr<const Target> target,
-                         std::optional<ExternalLock> external);
-
 struct SuiteOptions {
   std::string name = "suite";  // the suite's name in results.json, JUnit and the HTML index
   std::filesystem::path out_dir;
@@ -52,9 +33,9 @@ struct SuiteOptions {
   int jobs = 1;  // cells run at the same time (each starts its own servers)
   Shard shard;
   MatrixOptions matrix;
-  // Set when the cells run an external lock (matrix.external_lock names it):
-  // its expectations, for cells whose runner throws.
-  std::optional<ExternalLock> external;
+  // The locks the cells name, for what a cell whose runner throws was held
+  // to (a name not among them: the scenario's expectation for that name).
+  std::vector<LockUnderTest> locks;
   bool html_report = true;
   // How the suite was started (command line, working directory), recorded
   // as given in results.json so that the suite can be repeated.

@@ -24,11 +24,8 @@ Scenario pause_after_send() {
                         "pause-after-send.json");
 }
 
-ExternalLock adapter(const std::string& command) {
-  ExternalLock lock;
-  lock.adapter.command = command;
-  lock.like = "redlock";
-  return lock;
+LockUnderTest adapter(const std::string& command) {
+  return LockUnderTest::from_adapter({.command = command}, "redlock");
 }
 
 std::vector<json> history(const std::filesystem::path& file) {
@@ -40,8 +37,8 @@ std::vector<json> history(const std::filesystem::path& file) {
 
 TEST(AdapterSteps, AnAnnouncedStepFiresTheFaultThereAndHoldsTheAdapter) {
   TempDir out;
-  const ExternalLock lock = adapter("/usr/bin/python3 " ADAPTER_TEST_DIR "/announces_steps.py");
-  json run = run_algorithm(pause_after_send(), "announces-steps", 1, out.path(), &lock).to_json();
+  const LockUnderTest lock = adapter("/usr/bin/python3 " ADAPTER_TEST_DIR "/announces_steps.py");
+  json run = run_cell(pause_after_send(), lock, Servers{}, 1, out.path()).to_json();
   ASSERT_TRUE(run["error"].is_null()) << run["error"];
   EXPECT_FALSE(run.contains("not_applicable")) << run.dump(2);
   ASSERT_EQ(run["faults"].size(), 1u);
@@ -61,8 +58,8 @@ TEST(AdapterSteps, AnAnnouncedStepFiresTheFaultThereAndHoldsTheAdapter) {
 
 TEST(AdapterSteps, AStepOnlyTheBuiltInHasMakesTheCellNotApplicable) {
   TempDir out;
-  const ExternalLock lock = adapter("/usr/bin/python3 " EXAMPLE_ADAPTERS_DIR "/redis_py_lock.py");
-  json run = run_algorithm(pause_after_send(), "redis-py-lock", 1, out.path(), &lock).to_json();
+  const LockUnderTest lock = adapter("/usr/bin/python3 " EXAMPLE_ADAPTERS_DIR "/redis_py_lock.py");
+  json run = run_cell(pause_after_send(), lock, Servers{}, 1, out.path()).to_json();
   ASSERT_TRUE(run["not_applicable"].is_string()) << run.dump(2);
   const std::string reason = run["not_applicable"];
   EXPECT_NE(reason.find("after-send"), std::string::npos) << reason;
@@ -73,9 +70,9 @@ TEST(AdapterSteps, AStepOnlyTheBuiltInHasMakesTheCellNotApplicable) {
 
 TEST(AdapterSteps, AnUndeclaredStepIsAProtocolErrorNamingIt) {
   TempDir out;
-  const ExternalLock lock =
+  const LockUnderTest lock =
       adapter("/usr/bin/python3 " ADAPTER_TEST_DIR "/announces_steps.py --undeclared");
-  json run = run_algorithm(pause_after_send(), "announces-steps", 1, out.path(), &lock).to_json();
+  json run = run_cell(pause_after_send(), lock, Servers{}, 1, out.path()).to_json();
   ASSERT_TRUE(run["error"].is_string()) << run.dump(2);
   EXPECT_NE(run["error"].get<std::string>().find("after-sned"), std::string::npos) << run["error"];
 }

@@ -172,7 +172,8 @@ TEST(ExploreRun, ShrinksARealFailureToItsCause) {
       [&](const Scenario& s, int) {
         ++runs;
         TempDir dir("explore-shrink");
-        RunResult run = suite::run_built_in(s, "set-nx-px", s.seed, dir.path());
+        RunResult run =
+            run_cell(s, LockUnderTest::built_in("set-nx-px"), Servers{}, s.seed, dir.path());
         EXPECT_FALSE(run.error) << *run.error;
         return run.check && run.check->found("mutual-exclusion") > 0;
       },

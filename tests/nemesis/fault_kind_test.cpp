@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -93,6 +95,66 @@ TEST(FaultKinds, TheScenarioSchemaNamesTheSameKindsAndParameters) {
   for (const auto& row : fault_kinds())
     for (const auto& p : row.params)
       EXPECT_TRUE(fault["properties"].contains(std::string(p.name))) << p.name;
+}
+
+// fault_kind.h's promise: adding a kind is one row and one case in
+// Nemesis::apply. Every other decision about a kind reads the row (its
+// needs, parameters, explore ranges), so no other switch over the kinds may
+// exist: it would be one more place to change.
+TEST(FaultKinds, OnlyTheNemesisSwitchesOverThem) {
+  const std::regex a_case(R"(case\s+FaultKind::)");
+  std::vector<std::string> switching;
+  for (const char* folder : {"harness", "reports", "lock_impls", "bench"})
+    for (const auto& entry :
+         std::filesystem::recursive_directory_iterator(std::string(SOURCE_DIR "/") + folder)) {
+      const auto& path = entry.path();
+      if (path.extension() != ".cpp" && path.extension() != ".h") continue;
+      if (std::regex_search(read(path.string()), a_case))
+        switching.push_back(std::filesystem::relative(path, SOURCE_DIR).string());
+    }
+  EXPECT_EQ(switching, std::vector<std::string>{"harness/nemesis/nemesis.cpp"});
+}
+
+TEST(FaultKinds, EveryRowSaysWhatItNeedsAndHowExploreDrawsIt) {
+  for (const auto& row : fault_kinds()) {
+    SCOPED_TRACE(std::string(row.name));
+    EXPECT_GT(row.explore_weight, 0);
+    EXPECT_FALSE(row.colour.empty());
+    Fault f;
+    f.kind = row.kind;
+    for (const DrawnRange& range : row.explore_ranges) {
+      EXPECT_LE(range.low, range.high) << range.param;
+      EXPECT_NO_THROW(f.set_number(range.param, range.low)) << range.param;
+      EXPECT_TRUE(range.param == "duration_ms" || find_param(row.kind, range.param))
+          << range.param << " is not a field of the kind";
+    }
+    for (const auto& p : row.params) {
+      if (!p.choice_needs.empty()) EXPECT_EQ(p.choice_needs.size(), p.choices.size());
+      if (!p.choice_weights.empty()) EXPECT_EQ(p.choice_weights.size(), p.choices.size());
+    }
+    // A kind acting on links needs them; one on replication needs a replica.
+    if (row.target == FaultTarget::Link) EXPECT_TRUE(row.needs.has(Need::ClientLinks));
+    if (row.target == FaultTarget::Replication) EXPECT_TRUE(row.needs.has(Need::Replica));
+  }
+}
+
+TEST(FaultKinds, AFaultNeedsWhatItsKindAndItsChoicesNeed) {
+  Fault failover;
+  failover.kind = FaultKind::Failover;
+  failover.mode = "manual";
+  EXPECT_EQ(failover.needs(), Need::Replica | Need::Promotion | Need::ClientLinks);
+  failover.set_choice("mode", "sentinel");
+  EXPECT_EQ(failover.mode, "sentinel");
+  EXPECT_EQ(failover.needs(),
+            Need::Replica | Need::Promotion | Need::ClientLinks | Need::Sentinels);
+  Fault pause;
+  pause.kind = FaultKind::Pause;
+  EXPECT_TRUE(pause.needs().empty());
+  Fault jump;
+  jump.kind = FaultKind::ServerClockJump;
+  EXPECT_EQ(needs_of({pause, jump, failover}).without(Need::Sentinels),
+            Need::ServerClock | Need::Replica | Need::Promotion | Need::ClientLinks);
+  EXPECT_THROW(pause.set_choice("rate", "x"), std::invalid_argument);
 }
 
 }  // namespace

@@ -36,7 +36,9 @@ RunRecord run(const std::string& scenario_json, const std::string& algorithm) {
   Scenario scenario = parse_scenario(json::parse(scenario_json), "inline.json");
   TempDir out("locklab-nemesis-test");
   RunRecord r;
-  r.result = run_algorithm(scenario, algorithm, scenario.seed, out.path()).to_json();
+  r.result =
+      run_cell(scenario, LockUnderTest::built_in(algorithm), Servers{}, scenario.seed, out.path())
+          .to_json();
   EXPECT_TRUE(r.result["error"].is_null()) << r.result["error"];
   std::ifstream in(out.path() / algorithm / "history.jsonl");
   std::string line;
@@ -184,7 +186,8 @@ TEST(Nemesis, ABadFaultTargetIsAClearError) {
   stop.nodes = {3};
   scenario.faults.push_back(stop);
   TempDir out;
-  json result = run_algorithm(scenario, "set-nx-px", 1, out.path()).to_json();
+  json result =
+      run_cell(scenario, LockUnderTest::built_in("set-nx-px"), Servers{}, 1, out.path()).to_json();
   ASSERT_TRUE(result["error"].is_string());
   EXPECT_NE(result["error"].get<std::string>().find("server 3 does not exist"), std::string::npos);
   EXPECT_EQ(result["verdict"], "unknown");

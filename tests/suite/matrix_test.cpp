@@ -140,7 +140,8 @@ TEST(BuildMatrix, AnExternalLockReplacesEveryScenariosAlgorithms) {
   std::vector<Scenario> scenarios = {scenario("first", {"set-nx-px", "redlock"}, 10),
                                      scenario("second", {"fenced"}, 50)};
   MatrixOptions options;
-  options.external_lock = "my-lock";
+  options.built_ins = false;
+  options.extra = {{"my-lock", std::nullopt}};
   options.runs = 2;
   auto cells = build_matrix(scenarios, options);
   ASSERT_EQ(cells.size(), 4u);
@@ -149,11 +150,25 @@ TEST(BuildMatrix, AnExternalLockReplacesEveryScenariosAlgorithms) {
   EXPECT_EQ(cells[2].scenario, 1u);
   EXPECT_EQ(cells[3].seed, 51u);
 
-  options.like = "fenced";
+  options.extra[0].like = "fenced";
   cells = build_matrix(scenarios, options);
   ASSERT_EQ(cells.size(), 2u) << "only the scenarios that run fenced";
   EXPECT_EQ(cells[0].scenario, 1u);
   EXPECT_EQ(cells[0].algorithm, "my-lock");
+}
+
+TEST(BuildMatrix, ExtraLocksRunBesideEachScenariosOwnAlgorithms) {
+  std::vector<Scenario> scenarios = {scenario("first", {"set-nx-px", "redlock"}, 10),
+                                     scenario("second", {"fenced"}, 50)};
+  MatrixOptions options;
+  options.extra = {{"redlock-library", "redlock"}, {"any-lock", std::nullopt}};
+  std::vector<std::pair<size_t, std::string>> cells;
+  for (const Cell& cell : build_matrix(scenarios, options))
+    cells.emplace_back(cell.scenario, cell.algorithm);
+  const std::vector<std::pair<size_t, std::string>> expected = {
+      {0, "set-nx-px"}, {0, "redlock"}, {0, "redlock-library"},
+      {0, "any-lock"},  {1, "fenced"},  {1, "any-lock"}};
+  EXPECT_EQ(cells, expected);
 }
 
 TEST(Shard, ParsesIOverN) {

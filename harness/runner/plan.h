@@ -1,0 +1,114 @@
+// A run's plan: everything decided about one cell — a scenario told to one
+// lock, on the lab's own servers or on a target — before anything starts.
+// Pure, like the nemesis's schedule: no servers, processes or clocks, so
+// every rule that makes a cell not applicable is a unit test.
+//
+//   scenario + lock + servers + seed ──plan_run──► RunPlan (run it) | not applicable (why)
+//
+// The runner executes a plan and decides nothing the plan could have.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapter_process.h"
+#include "expectation.h"
+#include "lock.h"
+#include "scenario.h"
+#include "schedule.h"
+#include "shape.h"
+#include "target.h"
+
+namespace locklab {
+
+// A lock under test: a built-in algorithm, or an adapter program asked once
+// (hello) what it is. Everything the plan needs to know about a lock is here.
+struct LockUnderTest {
+  std::string name;                      // the algorithm id, or the adapter's hello name
+  std::optional<AdapterConfig> adapter;  // set for a lock that is an adapter program
+  // The built-in an adapter stands in for (--like): its faults, topology and
+  // expectations apply.
+  std::optional<std::string> like;
+  bool reentrant = false;
+  bool fencing = false;
+  bool multi_node = false;         // takes its lock over several independent masters
+  bool needs_replica = false;      // waits for a replica (WAIT)
+  std::vector<std::string> steps;  // the steps inside its operations it announces
+
+  // The built-in algorithm `id`. Throws std::invalid_argument naming the known ids.
+  static LockUnderTest built_in(std::string_view id);
+  // The adapter of `config`, started once and asked hello (AdapterError when
+  // it cannot answer); `like`, when given, must name a built-in.
+  static LockUnderTest from_adapter(AdapterConfig config, std::optional<std::string> like = {});
+
+  // The built-in algorithm whose part of a story this lock is told: its own
+  // id, the one it stands in for, or "" (an adapter like none: only the
+  // faults meant for every lock).
+  std::string story_algorithm() const;
+
+  // A lock object for one client. An adapter keeps its stderr in `log_dir`
+  // and gets `env` added to its environment (a clock shim, credentials).
+  std::unique_ptr<Lock> make(const LockContext& context, const std::filesystem::path& log_dir,
+                             const std::map<std::string, std::string>& env) const;
+};
+
+// Every built-in algorithm as a lock under test, in the registry's order.
+std::vector<LockUnderTest> built_in_locks();
+
+// Where a run's servers come from: fresh ones the lab starts, or a target.
+struct Servers {
+  std::shared_ptr<const Target> target;  // nullptr: the lab starts fresh servers for each run
+
+  // What faults may be done to them: everything, on servers the lab started.
+  Needs provides() const;
+  // Credentials for connecting to them (none on the lab's own).
+  ConnectionOptions connection_options() const;
+  // The target's name, for results; nullopt on the lab's own servers.
+  std::optional<std::string> target_name() const;
+};
+
+// What the runner does for one cell.
+struct RunPlan {
+  // The scenario as run: on a target, every lock it names is under the run's key prefix.
+  Scenario scenario;
+  std::string key_prefix;  // "" on the lab's own servers
+  ClusterShape shape;
+  Schedule schedule{{}, ""};  // the faults of this run (those meant for the lock's story)
+  // The run needs its target to itself: it fails it over or flushes it, which
+  // would move every other run's master or wipe its keys.
+  bool owns_target = false;
+  bool flush_first = false;  // the target is flushed before the run (allow_flush)
+  // Each client's adapter runs on a clock of its own (the clock shim), so
+  // that client clock faults reach it.
+  bool adapter_clocks = false;
+  // Added to every adapter's environment: the target's credentials.
+  std::map<std::string, std::string> adapter_env;
+};
+
+// A cell, planned: what it is held to, and either the plan or why it cannot be run.
+struct PlannedRun {
+  Expectation expected;
+  std::optional<RunPlan> plan;  // absent: not applicable
+  std::string not_applicable;   // why, when there is no plan
+};
+
+// The expectation `lock` is held to in `scenario`: its own (a built-in), the
+// one of the built-in it stands in for, or the scenario's default.
+const Expectation& expectation_for(const Scenario& scenario, const LockUnderTest& lock);
+
+// Plans `lock`'s run of `scenario` on `servers` with `seed`. Not applicable
+// (with one sentence saying why) when: the lock is an adapter and none of
+// the scenario's faults is meant for it; a fault fires at a step the lock
+// never reaches (a step it does not announce, or a nesting step of a lock
+// that does not nest); the servers cannot take a fault (a target the lab did
+// not start); the servers lack the masters or replica the lock needs.
+// `unique` makes a target run's key prefix its own (the runner draws it).
+PlannedRun plan_run(const Scenario& scenario, const LockUnderTest& lock, const Servers& servers,
+                    uint64_t seed, uint64_t unique = 0);
+
+}  // namespace locklab
