@@ -99,9 +99,9 @@ std::string coverage_section(const Exploration& doc) {
         fired += r.param + " " + number(r.fired->first) + "–" + number(r.fired->second) + " " +
                  r.unit + "; ";
     }
-    html << "<tr><td>" << escape(k.kind) << "</td><td>" << k.generated << "</td><td"
-         << (k.fired == 0 ? " class=\"kind missing\"" : "") << ">" << k.fired << "</td><td>"
-         << escape(drawn) << "</td><td>" << escape(fired) << "</td></tr>\n";
+    html << "<tr><td>" << escape(k.kind) << "</td><td>" << k.runs << "</td><td>" << k.generated
+         << "</td><td" << (k.fired == 0 ? " class=\"kind missing\"" : "") << ">" << k.fired
+         << "</td><td>" << escape(drawn) << "</td><td>" << escape(fired) << "</td></tr>\n";
   }
   html << "</tbody></table>\n<table><thead><tr><th>step</th><th>faults triggered there</th>"
           "<th>of which fired</th></tr></thead><tbody>\n";
