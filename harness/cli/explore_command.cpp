@@ -200,16 +200,14 @@ Action add_explore_command(CLI::App& parent) {
               << (o.max_runs && *minutes ? " or " : "")
               << (*minutes || !o.max_runs ? std::to_string(o.max_time.count()) + " s" : "") << ", "
               << o.jobs << " at a time" << std::endl;
-    nlohmann::json result = explore::run_explore(o, run_cell);
-    for (const auto& f : result["found"])
-      std::cerr << "found: " << (o.out_dir / f["file"].get<std::string>()).string() << " ("
-                << f["reproduced"]["broke"] << " of " << f["reproduced"]["runs"] << " runs)\n";
-    if (result.contains("error"))
-      std::cerr << "locklab: error: " << result["error"].get<std::string>() << "\n";
+    const explore::Exploration result = explore::run_explore(o, run_cell);
+    for (const auto& f : result.found)
+      std::cerr << "found: " << (o.out_dir / f.file).string() << " (" << f.reproduced.broke
+                << " of " << f.reproduced.runs << " runs)\n";
+    if (result.error) std::cerr << "locklab: error: " << *result.error << "\n";
     std::cerr << "results: " << (o.out_dir / "explore.json").string() << "\n"
               << "report: " << (o.out_dir / "index.html").string() << "\n";
-    const int status = result["exit_status"].get<int>();
-    return result["interrupted"].get<bool>() && status == 0 ? 130 : status;
+    return result.interrupted && result.exit_status == 0 ? 130 : result.exit_status;
   };
 }
 

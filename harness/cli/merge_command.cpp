@@ -32,11 +32,11 @@ Action add_merge_command(CLI::App& parent) {
   return [options] {
     if (std::filesystem::exists(std::filesystem::path(options->dirs.front()) / "explore.json")) {
       std::vector<std::filesystem::path> dirs(options->dirs.begin(), options->dirs.end());
-      const nlohmann::json merged = explore::merge_explorations(dirs, options->out_dir);
-      std::cerr << "explore: " << merged["runs_total"] << " runs, " << merged["found"].size()
+      const explore::Exploration merged = explore::merge_explorations(dirs, options->out_dir);
+      std::cerr << "explore: " << merged.runs_total << " runs, " << merged.found.size()
                 << " found\nresults: "
                 << (std::filesystem::path(options->out_dir) / "explore.json").string() << "\n";
-      return merged["exit_status"].get<int>();
+      return merged.exit_status;
     }
     suite::MergeOptions merge_options;
     for (const auto& dir : options->dirs) merge_options.shard_dirs.push_back(dir);

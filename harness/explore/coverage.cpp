@@ -8,8 +8,6 @@
 
 namespace locklab::explore {
 
-using nlohmann::json;
-
 void Coverage::add(const Scenario& s, const RunResult& run) {
   std::vector<bool> fired;
   for (size_t i = 0; i < s.faults.size(); ++i)
@@ -44,44 +42,33 @@ void Coverage::add(const Scenario& s, const std::vector<bool>& fired) {
   }
 }
 
-json Coverage::to_json(const std::vector<FaultKind>& allowed,
-                       const std::vector<std::string>& steps) const {
-  json kinds = json::array();
-  std::vector<std::string> never_fired;
+CoverageSummary Coverage::summary(const std::vector<FaultKind>& allowed,
+                                  const std::vector<std::string>& steps) const {
+  CoverageSummary out;
   for (FaultKind k : allowed) {
     const std::string name(info(k).name);
     auto it = kinds_.find(name);
     const Kind none;
     const Kind& c = it == kinds_.end() ? none : it->second;
-    json ranges = json::array();
+    KindCoverage kind{.kind = name, .runs = c.runs, .generated = c.generated, .fired = c.fired};
     for (const DrawnRange& range : drawn_ranges(k)) {
-      json r = {{"param", range.param},
-                {"unit", range.per_ttl ? "× ttl" : "×"},
-                {"drawn", {range.low, range.high}}};
-      if (auto f = c.ranges.find(range.param); f != c.ranges.end())
-        r["fired"] = {f->second.first, f->second.second};
-      ranges.push_back(r);
+      CoverageRange r{.param = range.param,
+                      .unit = range.per_ttl ? "× ttl" : "×",
+                      .drawn = {range.low, range.high}};
+      if (auto f = c.ranges.find(range.param); f != c.ranges.end()) r.fired = f->second;
+      kind.ranges.push_back(r);
     }
-    kinds.push_back({{"kind", name},
-                     {"runs", c.runs},
-                     {"generated", c.generated},
-                     {"fired", c.fired},
-                     {"ranges", ranges}});
-    if (c.fired == 0) never_fired.push_back(name);
+    out.fault_kinds.push_back(kind);
+    if (c.fired == 0) out.kinds_never_fired.push_back(name);
   }
-  json step_list = json::array();
-  std::vector<std::string> never_reached;
   for (const auto& step : steps) {
     auto it = steps_.find(step);
-    const int64_t generated = it == steps_.end() ? 0 : it->second.first;
-    const int64_t fired = it == steps_.end() ? 0 : it->second.second;
-    step_list.push_back({{"step", step}, {"generated", generated}, {"fired", fired}});
-    if (fired == 0) never_reached.push_back(step);
+    StepCoverage s{.step = step};
+    if (it != steps_.end()) s.generated = it->second.first, s.fired = it->second.second;
+    out.steps.push_back(s);
+    if (s.fired == 0) out.steps_never_fired.push_back(step);
   }
-  return {{"fault_kinds", kinds},
-          {"steps", step_list},
-          {"kinds_never_fired", never_fired},
-          {"steps_never_fired", never_reached}};
+  return out;
 }
 
 std::string Coverage::line() const {

@@ -6,10 +6,10 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "exploration.h"
 #include "fault_kind.h"
 #include "results.h"
 #include "scenario.h"
@@ -23,12 +23,10 @@ class Coverage {
   // The same with `fired[i]`: whether fault i of `s` fired.
   void add(const Scenario& s, const std::vector<bool>& fired);
 
-  // explore.json's "coverage": {fault_kinds[{kind, runs, generated, fired,
-  // ranges[{param, unit, drawn, fired}]}], steps[{step, generated, fired}],
-  // kinds_never_fired, steps_never_fired}, over the kinds `allowed` and the
-  // trigger steps `steps` the exploration could use.
-  nlohmann::json to_json(const std::vector<FaultKind>& allowed,
-                         const std::vector<std::string>& steps) const;
+  // explore.json's "coverage" (exploration.h), over the kinds `allowed` and
+  // the trigger steps `steps` the exploration could use.
+  CoverageSummary summary(const std::vector<FaultKind>& allowed,
+                          const std::vector<std::string>& steps) const;
 
   // "pause 20/25, clock-jump 3/9": fired / generated, for the progress line.
   std::string line() const;

@@ -89,7 +89,7 @@ class Explorer {
         run_cell_(run_cell),
         name_(options.name.empty() ? options.space.algorithm : options.name) {}
 
-  json run() {
+  Exploration run() {
     const std::string started_at = suite::utc_now();
     start_ = Clock::now();
     fs::create_directories(options_.out_dir);
@@ -99,8 +99,8 @@ class Explorer {
     explore_runs();
     explore_seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
     shrink_findings();
-    json document = document_of(started_at);
-    write_file_atomically(options_.out_dir / "explore.json", document.dump(2) + "\n");
+    Exploration document = document_of(started_at);
+    write_exploration_file(document, options_.out_dir / "explore.json");
     write_explore_index(document, options_.out_dir);
     return document;
   }
@@ -157,22 +157,19 @@ class Explorer {
       fs::remove_all(dir, ignored);  // only runs that broke the lock are kept
     }
     std::lock_guard lock(mutex_);
-    json entry = {{"index", index},
-                  {"seed", s.seed},
-                  {"verdict", verdict_name(run.verdict)},
-                  {"kinds", run.check ? run.check->found_kinds() : std::vector<std::string>{}},
-                  {"seconds", std::round(seconds * 1000) / 1000},
-                  {"exercised", run.exercised}};
-    json faults = json::array();
+    ExploredRun entry{.index = index,
+                      .seed = s.seed,
+                      .verdict = run.verdict,
+                      .kinds = run.check ? run.check->found_kinds() : std::vector<std::string>{},
+                      .seconds = std::round(seconds * 1000) / 1000,
+                      .exercised = run.exercised};
     for (size_t i = 0; i < s.faults.size(); ++i) {
-      json f = {{"kind", s.faults[i].name()}, {"trigger", s.faults[i].trigger_text()}};
-      f.update(s.faults[i].describe());
-      f["fired"] = i < run.faults.size() && run.faults[i].fired;
-      faults.push_back(f);
+      ExploredFault f = ExploredFault::of(s.faults[i]);
+      f.fired = i < run.faults.size() && run.faults[i].fired;
+      entry.faults.push_back(f);
     }
-    entry["faults"] = faults;
-    if (run.error) entry["error"] = *run.error;
-    if (!kinds.empty()) entry["dir"] = fs::relative(dir, options_.out_dir).string();
+    entry.error = run.error;
+    if (!kinds.empty()) entry.dir = fs::relative(dir, options_.out_dir).string();
     runs_.push_back(entry);
     if (run.error) {
       ++errors_;
@@ -250,11 +247,11 @@ class Explorer {
                         : Clock::now() >= deadline                    ? "shrink time spent"
                                                                       : nullptr;
       if (why) {
-        not_shrunk_.push_back({{"run", b.index},
-                               {"runs", group.size()},
-                               {"kinds", b.kinds},
-                               {"fault_kinds", b.fault_kinds},
-                               {"why", why}});
+        not_shrunk_.push_back({.run = b.index,
+                               .runs = int64_t(group.size()),
+                               .kinds = b.kinds,
+                               .fault_kinds = b.fault_kinds,
+                               .why = why});
         continue;
       }
       // A run that broke once by a rare coincidence is not shrunk: every step
@@ -263,15 +260,14 @@ class Explorer {
           reproduce(b.scenario, options_.reruns, options_.needed, options_.jobs,
                     [&](const Scenario& s, int) { return breaks(s, b.kinds); });
       if (!again.reproduced) {
-        not_shrunk_.push_back({{"run", b.index},
-                               {"runs", group.size()},
-                               {"kinds", b.kinds},
-                               {"fault_kinds", b.fault_kinds},
-                               {"why", "broke once, then in " + std::to_string(again.broke) +
-                                           " of " + std::to_string(again.runs) +
-                                           " reruns: too rare to shrink (its scenario: "
-                                           "runs/run-" +
-                                           std::to_string(b.index) + "/scenario.json)"}});
+        not_shrunk_.push_back({.run = b.index,
+                               .runs = int64_t(group.size()),
+                               .kinds = b.kinds,
+                               .fault_kinds = b.fault_kinds,
+                               .why = "broke once, then in " + std::to_string(again.broke) +
+                                      " of " + std::to_string(again.runs) +
+                                      " reruns: too rare to shrink (its scenario: runs/run-" +
+                                      std::to_string(b.index) + "/scenario.json)"});
         continue;
       }
       Finding f = shrink_one(
@@ -420,94 +416,80 @@ class Explorer {
     *options_.progress << "explore: found " << f.name << ": " << rate << std::endl;
   }
 
-  json document_of(const std::string& started_at) const {
+  Exploration document_of(const std::string& started_at) const {
     const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
     const std::vector<FaultKind> allowed = drawn_kinds(options_.space);
     const std::vector<std::string> steps = coverable_steps(options_.space);
-    json found = json::array();
+    Exploration document;
     for (const auto& f : findings_) {
-      json faults = json::array();
-      for (const Fault& fault : f.minimal.faults) {
-        json j = {{"kind", fault.name()}, {"trigger", fault.trigger_text()}};
-        j.update(fault.describe());
-        faults.push_back(j);
-      }
-      found.push_back(
-          {{"name", f.name},
-           {"file", "found/" + f.name + ".json"},
-           {"report", f.confirm_broke ? json("found/" + f.name + "/report.html") : json(nullptr)},
-           {"kinds", f.kinds},
-           {"sought", f.sought},
-           {"fault_kinds", f.fault_kinds},
-           {"faults", faults},
-           {"clients", f.minimal.clients},
-           {"duration_ms", f.minimal.duration_ms},
-           {"ttl_ms", f.minimal.workload.ttl_ms},
-           {"from_run", f.from_run},
-           {"original_faults", f.original_faults},
-           {"same_cause_runs", f.same_cause_runs},
-           {"reproduced", {{"runs", f.confirm_runs}, {"broke", f.confirm_broke}}},
-           {"shrink",
-            {{"candidates_tried", f.shrink.candidates_tried},
-             {"runs", f.shrink.runs},
-             {"steps_taken", f.shrink.steps_taken},
-             {"complete", f.shrink.complete}}}});
+      FoundScenario found{.name = f.name,
+                          .file = "found/" + f.name + ".json",
+                          .report = f.confirm_broke
+                                        ? std::optional("found/" + f.name + "/report.html")
+                                        : std::nullopt,
+                          .kinds = f.kinds,
+                          .sought = f.sought,
+                          .fault_kinds = f.fault_kinds,
+                          .clients = f.minimal.clients,
+                          .duration_ms = f.minimal.duration_ms,
+                          .ttl_ms = f.minimal.workload.ttl_ms,
+                          .from_run = f.from_run,
+                          .original_faults = int64_t(f.original_faults),
+                          .same_cause_runs = f.same_cause_runs,
+                          .reproduced = {.runs = f.confirm_runs, .broke = f.confirm_broke},
+                          .shrink = {.candidates_tried = f.shrink.candidates_tried,
+                                     .runs = f.shrink.runs,
+                                     .steps_taken = f.shrink.steps_taken,
+                                     .complete = f.shrink.complete}};
+      for (const Fault& fault : f.minimal.faults) found.faults.push_back(ExploredFault::of(fault));
+      document.found.push_back(std::move(found));
     }
     const double minutes = explore_seconds_ / 60.0;
-    int exit_status = findings_.empty() && not_shrunk_.empty() ? 0 : 1;
-    json document = {
-        {"explore", name_},
-        {"algorithm", options_.space.algorithm},
-        {"locklab_version", kVersion},
-        {"invocation", options_.invocation},
-        {"started_at", started_at},
-        {"seconds", std::round(seconds * 10) / 10},
-        {"explore_seconds", std::round(explore_seconds_ * 10) / 10},
-        {"interrupted", stopping()},
-        {"options",
-         {{"seed", options_.seed},
-          {"jobs", options_.jobs},
-          {"shard",
-           std::to_string(options_.shard.index) + "/" + std::to_string(options_.shard.count)},
-          {"max_runs", options_.max_runs ? json(*options_.max_runs) : json(nullptr)},
-          {"max_seconds", options_.max_time.count()},
-          {"kinds", options_.kinds},
-          {"fault_kinds",
-           [&] {
-             json names = json::array();
-             for (FaultKind k : allowed) names.push_back(info(k).name);
-             return names;
-           }()},
-          {"lock_steps", options_.space.lock_steps},
-          {"max_faults", options_.space.max_faults},
-          {"network",
-           options_.space.network.empty() ? json(nullptr) : json(options_.space.network)},
-          {"reproduce", {{"needed", options_.needed}, {"reruns", options_.reruns}}},
-          {"confirm_runs", options_.confirm_runs}}},
-        {"runs_total", runs_.size()},
-        {"runs_failed", errors_},
-        {"runs_per_minute", minutes > 0 ? std::round(double(runs_.size()) / minutes * 10) / 10 : 0},
-        {"shrink_runs", shrink_runs_},
-        {"violations_by_kind", violations_by_kind_},
-        {"kinds_seen", kinds_seen_},
-        {"coverage", coverage_.to_json(allowed, steps)},
-        {"found", found},
-        {"not_shrunk", not_shrunk_},
-        {"runs", sorted_runs()}};
-    if (options_.external) document["adapter"] = options_.external->adapter->command;
+    document.explore = name_;
+    document.algorithm = options_.space.algorithm;
+    document.locklab_version = kVersion;
+    document.invocation = options_.invocation;
+    document.started_at = started_at;
+    document.seconds = std::round(seconds * 10) / 10;
+    document.explore_seconds = std::round(explore_seconds_ * 10) / 10;
+    document.interrupted = stopping();
+    RecordedOptions& o = document.options;
+    o.seed = options_.seed;
+    o.jobs = options_.jobs;
+    o.shard = std::to_string(options_.shard.index) + "/" + std::to_string(options_.shard.count);
+    o.max_runs = options_.max_runs;
+    o.max_seconds = options_.max_time.count();
+    o.kinds = options_.kinds;
+    for (FaultKind k : allowed) o.fault_kinds.push_back(std::string(info(k).name));
+    o.lock_steps = options_.space.lock_steps;
+    o.max_faults = options_.space.max_faults;
+    if (!options_.space.network.empty()) o.network = options_.space.network;
+    o.reproduce = {.needed = options_.needed, .reruns = options_.reruns};
+    o.confirm_runs = options_.confirm_runs;
+    document.runs_total = int64_t(runs_.size());
+    document.runs_failed = errors_;
+    document.runs_per_minute =
+        minutes > 0 ? std::round(double(runs_.size()) / minutes * 10) / 10 : 0;
+    document.shrink_runs = shrink_runs_;
+    document.violations_by_kind = violations_by_kind_;
+    document.kinds_seen = kinds_seen_;
+    document.coverage = coverage_.summary(allowed, steps);
+    document.not_shrunk = not_shrunk_;
+    document.runs = sorted_runs();
+    if (options_.external) document.adapter = options_.external->adapter->command;
+    document.exit_status = findings_.empty() && not_shrunk_.empty() ? 0 : 1;
     if (abort_ || (completed_ == 0 && errors_ > 0)) {
-      document["error"] = "no run could be made: " + first_error_;
-      exit_status = 2;
+      document.error = "no run could be made: " + first_error_;
+      document.exit_status = 2;
     }
-    document["exit_status"] = exit_status;
     return document;
   }
 
   // Every run, by index (they end in any order).
-  json sorted_runs() const {
-    json runs = runs_;
+  std::vector<ExploredRun> sorted_runs() const {
+    std::vector<ExploredRun> runs = runs_;
     std::sort(runs.begin(), runs.end(),
-              [](const json& a, const json& b) { return a["index"] < b["index"]; });
+              [](const ExploredRun& a, const ExploredRun& b) { return a.index < b.index; });
     return runs;
   }
 
@@ -518,7 +500,7 @@ class Explorer {
   double explore_seconds_ = 0;  // the generated runs' part of the time, without shrinking
   Clock::time_point last_progress_{};
   std::mutex mutex_;
-  json runs_ = json::array();
+  std::vector<ExploredRun> runs_;
   int64_t errors_ = 0, completed_ = 0, shrink_runs_ = 0;
   std::string first_error_;
   std::atomic<bool> abort_{false};
@@ -527,7 +509,7 @@ class Explorer {
   std::map<std::string, int64_t> kinds_seen_;          // every kind, sought or not
   std::vector<Broken> broken_;
   std::vector<Finding> findings_;
-  json not_shrunk_ = json::array();
+  std::vector<NotShrunk> not_shrunk_;
   std::set<std::string> used_names_;
 };
 
@@ -554,7 +536,7 @@ void validate(const ExploreOptions& options) {
                                   "\" (known: " + violation_kind_list() + ")");
 }
 
-json run_explore(const ExploreOptions& options, const CellRunner& run_cell) {
+Exploration run_explore(const ExploreOptions& options, const CellRunner& run_cell) {
   validate(options);
   return Explorer(options, run_cell).run();
 }

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "exploration.h"
 #include "generator.h"
 #include "runner.h"
 #include "suite.h"
@@ -69,11 +70,11 @@ uint64_t run_index(const suite::Shard& shard, uint64_t k);
 void validate(const ExploreOptions& options);
 
 // Explores, writes the output layout and returns explore.json's document
-// (harness/explore/FORMAT.md). `run_cell` runs one scenario (run_algorithm's
-// contract; cell_runner()). exit_status in the
+// (exploration.h, harness/explore/FORMAT.md). `run_cell` runs one scenario
+// (run_cell's contract; cell_runner()). exit_status in the
 // document: 1 when something was found, 0 when not, 2 when the runs could
 // not be made (every run failed; the first error is named in "error").
-nlohmann::json run_explore(const ExploreOptions& options, const CellRunner& run_cell);
+Exploration run_explore(const ExploreOptions& options, const CellRunner& run_cell);
 
 // The explorations of shards 1/N … N/N of one `explore --shard` (same lock,
 // seed and options) made into one: every run, in index order, coverage and
@@ -83,10 +84,10 @@ nlohmann::json run_explore(const ExploreOptions& options, const CellRunner& run_
 // generated runs' and found scenarios' files, explore.json and index.html.
 // Throws std::runtime_error, one line naming the directory, when the
 // directories are not the whole of one sharded exploration.
-nlohmann::json merge_explorations(const std::vector<std::filesystem::path>& shard_dirs,
-                                  const std::filesystem::path& out_dir);
+Exploration merge_explorations(const std::vector<std::filesystem::path>& shard_dirs,
+                               const std::filesystem::path& out_dir);
 
 // Writes OUT/index.html from explore.json's document.
-void write_explore_index(const nlohmann::json& explore, const std::filesystem::path& out_dir);
+void write_explore_index(const Exploration& explore, const std::filesystem::path& out_dir);
 
 }  // namespace locklab::explore
