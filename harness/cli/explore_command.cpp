@@ -7,6 +7,7 @@
 #include "adapter_lock.h"
 #include "commands.h"
 #include "explore.h"
+#include "invocation.h"
 #include "lock.h"
 #include "matrix.h"
 #include "process.h"
@@ -148,7 +149,7 @@ Action add_explore_command(CLI::App& parent) {
     o.max_time = std::chrono::seconds(*minutes ? int64_t(options->minutes * 60)
                                                : (*runs ? int64_t(24 * 3600) : 300));
     o.jobs = options->jobs;
-    o.shard = suite::parse_shard(options->shard);
+    o.shard = parse_shard(options->shard);
     o.space.network = options->network;
     o.seed = *seed ? options->seed
                    : uint64_t(std::chrono::system_clock::now().time_since_epoch().count() / 1000) %
@@ -186,7 +187,7 @@ Action add_explore_command(CLI::App& parent) {
     o.out_dir = options->out_dir.empty()
                     ? std::filesystem::path("locklab-out") / ("explore-" + lock_name)
                     : std::filesystem::path(options->out_dir);
-    o.invocation = suite::current_invocation();
+    o.invocation = current_invocation();
     std::atomic<bool> stop{false};
     o.stop = &stop;
     GracefulStop graceful([&stop] {

@@ -83,7 +83,7 @@ Action add_suite_command(CLI::App& parent) {
     suite::check_algorithm_ids(options->algorithms);
     if (!options->like.empty()) suite::check_algorithm_ids({options->like}, "--like");
     suite::SuiteOptions suite_options;
-    suite_options.shard = suite::parse_shard(options->shard);
+    suite_options.shard = parse_shard(options->shard);
     // Every scenario is loaded and checked before anything runs.
     std::vector<Scenario> scenarios = suite::load_scenarios(suite::scenario_files(options->inputs));
     if (!options->network.empty())
@@ -119,7 +119,7 @@ Action add_suite_command(CLI::App& parent) {
     suite_options.out_dir = options->out_dir;
     if (!options->junit_file.empty()) suite_options.junit_file = options->junit_file;
     suite_options.jobs = options->jobs;
-    suite_options.invocation = suite::current_invocation();
+    suite_options.invocation = current_invocation();
     suite_options.live_progress = ::isatty(STDERR_FILENO);
 
     suite_options.locks = locks;

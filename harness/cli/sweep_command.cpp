@@ -81,7 +81,7 @@ Action add_sweep_command(CLI::App& parent) {
     sweep_options.out_dir = options->out_dir.empty()
                                 ? std::filesystem::path("locklab-out") / ("sweep-" + scenario.name)
                                 : std::filesystem::path(options->out_dir);
-    sweep_options.invocation = suite::current_invocation();
+    sweep_options.invocation = current_invocation();
 
     nlohmann::json result =
         suite::run_sweep(scenario, sweep_options, cell_runner(built_in_locks(), Servers{}));

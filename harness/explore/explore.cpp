@@ -14,6 +14,7 @@
 #include "checkers.h"
 #include "coverage.h"
 #include "html.h"
+#include "invocation.h"
 #include "lock.h"
 #include "report.h"
 #include "shrink.h"
@@ -90,7 +91,7 @@ class Explorer {
         name_(options.name.empty() ? options.space.algorithm : options.name) {}
 
   Exploration run() {
-    const std::string started_at = suite::utc_now();
+    const std::string started_at = utc_now();
     start_ = Clock::now();
     fs::create_directories(options_.out_dir);
     // What an earlier exploration into the same directory found is not this one's.
@@ -515,7 +516,7 @@ class Explorer {
 
 }  // namespace
 
-uint64_t run_index(const suite::Shard& shard, uint64_t k) {
+uint64_t run_index(const Shard& shard, uint64_t k) {
   return k * uint64_t(shard.count) + uint64_t(shard.index - 1);
 }
 

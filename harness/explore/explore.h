@@ -23,7 +23,7 @@
 #include "exploration.h"
 #include "generator.h"
 #include "runner.h"
-#include "suite.h"
+#include "shard.h"
 
 namespace locklab::explore {
 
@@ -41,7 +41,7 @@ struct ExploreOptions {
   int jobs = 1;  // runs at the same time, each with its own servers
   // This process explores the generated scenarios of its shard only (see
   // run_index), so N processes given the same seed never repeat a scenario.
-  suite::Shard shard;
+  Shard shard;
   uint64_t seed = 1;               // names the sequence of generated scenarios
   std::vector<std::string> kinds;  // violation kinds sought (empty: any)
   // "Still breaks" while shrinking: broke in `needed` of `reruns` runs.
@@ -63,7 +63,7 @@ struct ExploreOptions {
 // The index of the k-th (0-based) generated scenario shard I/N explores:
 // I-1, I-1+N, I-1+2N, … With --runs R, the shards together run indices
 // 0 … R-1, exactly the scenarios one unsharded exploration would run.
-uint64_t run_index(const suite::Shard& shard, uint64_t k);
+uint64_t run_index(const Shard& shard, uint64_t k);
 
 // Throws std::invalid_argument naming the option when the options cannot be
 // used: no budget, jobs < 1, needed > reruns, an unknown violation kind.

@@ -7,8 +7,9 @@
 #include "atomic_file.h"
 #include "coverage.h"
 #include "explore.h"
+#include "invocation.h"
 #include "lock.h"
-#include "matrix.h"
+#include "shard.h"
 
 namespace locklab::explore {
 namespace {
@@ -46,11 +47,11 @@ void copy_tree(const fs::path& from, const fs::path& to) {
 
 Exploration merge_explorations(const std::vector<fs::path>& dirs, const fs::path& out_dir) {
   if (dirs.empty()) throw std::runtime_error("merge: no exploration directories given");
-  std::vector<std::pair<suite::Shard, fs::path>> shards;
+  std::vector<std::pair<Shard, fs::path>> shards;
   std::vector<Exploration> docs;
   for (const auto& dir : dirs) {
     docs.push_back(read_exploration_file(dir / "explore.json"));
-    shards.emplace_back(suite::parse_shard(docs.back().options.shard), dir);
+    shards.emplace_back(parse_shard(docs.back().options.shard), dir);
   }
   const Exploration& first = docs.front();
   std::set<int> indices;
@@ -120,7 +121,7 @@ Exploration merge_explorations(const std::vector<fs::path>& dirs, const fs::path
   std::sort(merged.runs.begin(), merged.runs.end(),
             [](const ExploredRun& a, const ExploredRun& b) { return a.index < b.index; });
 
-  merged.invocation = suite::current_invocation();
+  merged.invocation = current_invocation();
   merged.invocation["merged"] = nlohmann::json::array();
   for (const auto& dir : dirs) merged.invocation["merged"].push_back(dir.string());
   merged.options.shard = "1/1";

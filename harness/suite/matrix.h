@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scenario.h"
+#include "shard.h"
 
 namespace locklab::suite {
 
@@ -28,16 +29,6 @@ std::vector<Scenario> load_scenarios(const std::vector<std::filesystem::path>& f
 // built-in algorithm.
 void check_algorithm_ids(const std::vector<std::string>& ids,
                          const std::string& option = "--algorithm");
-
-// Shard I of N (1-based), as given by --shard I/N.
-struct Shard {
-  int index = 1;
-  int count = 1;
-};
-
-// Parses "I/N". Throws std::invalid_argument unless both are integers with
-// 1 <= I <= N.
-Shard parse_shard(const std::string& text);
 
 // The seed of run `run` (1-based) of a cell whose base seed is `base`:
 // base + run - 1, so run 1 repeats `locklab run SCENARIO --seed base`.

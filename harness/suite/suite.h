@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "invocation.h"
 #include "matrix.h"
 #include "results.h"
 #include "runner.h"
@@ -43,13 +44,6 @@ struct SuiteOptions {
   std::ostream* progress = &std::cerr;
   bool live_progress = false;  // a redrawn status line instead of one line per run
 };
-
-// How this process was started, for SuiteOptions::invocation:
-// {command_line: [argv...], working_directory}.
-nlohmann::json current_invocation();
-
-// The current time as results files record it: "2026-11-23T10:59:46Z".
-std::string utc_now();
 
 // Runs the cells of `options.shard` and writes the output layout above. Each
 // scenario's results.json (a ScenarioResults) is written as soon as its last
