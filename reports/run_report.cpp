@@ -197,6 +197,7 @@ class Section {
              "it.</p>";
     out += facts();
     out += faults_table(run_);
+    out += unavailable();
     out += timeline();
     out += violations();
     out += events();
@@ -205,6 +206,27 @@ class Section {
   }
 
  private:
+  // The stretches in which the lock refused everyone while a fault was in
+  // force: what the faults cost, told apart from violations.
+  std::string unavailable() const {
+    if (!run_.check || run_.check->unavailable.empty()) return "";
+    std::string out =
+        "<h3>Availability lost under faults</h3><p class=\"hint\">Nobody could take the lock "
+        "for longer than the liveness limit while a fault was in force. A lock must refuse when "
+        "it cannot be sure (a lost quorum, a partitioned master): this is what the faults cost, "
+        "not a violation.</p><ul class=\"unavailable\">";
+    for (const auto& stretch : run_.check->unavailable) {
+      std::string faults;
+      for (const auto& f : stretch.faults) faults += (faults.empty() ? "" : ", ") + f;
+      out += "<li><b>" + escape(stretch.lock) + "</b> refused for " +
+             escape(format_duration(stretch.to_ns - stretch.from_ns)) + " (from " +
+             escape(format_duration(stretch.from_ns)) + " to " +
+             escape(format_duration(stretch.to_ns)) + ") under " + escape(faults) + ": " +
+             escape(stretch.explanation) + "</li>";
+    }
+    return out + "</ul>";
+  }
+
   std::set<std::string> found_kinds() const {
     std::vector<std::string> kinds = locklab::found_kinds(run_);
     return {kinds.begin(), kinds.end()};

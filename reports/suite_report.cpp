@@ -154,6 +154,13 @@ std::string cell(const Row& row, const std::string& algorithm) {
     if (run.error) tip += "; failed: " + *run.error;
     if (run.outcome == RunOutcome::kNotExercised) tip += "; " + never_fired(run);
     if (run.not_applicable) tip += "; not applicable: " + *run.not_applicable;
+    if (run.check)
+      for (const auto& stretch : run.check->unavailable) {
+        std::string faults;
+        for (const auto& f : stretch.faults) faults += (faults.empty() ? "" : ", ") + f;
+        tip += "; refused " + stretch.lock + " for " +
+               format_duration(stretch.to_ns - stretch.from_ns) + " under " + faults;
+      }
   }
 
   std::string inner;

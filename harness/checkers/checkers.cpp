@@ -19,13 +19,25 @@ nlohmann::json violation_json(const Violation& v) {
           {"events", v.events}, {"times_ns", v.times_ns}, {"explanation", v.explanation}};
 }
 
+nlohmann::json unavailability_json(const Unavailability& u) {
+  return {{"lock", u.lock},
+          {"faults", u.faults},
+          {"from_ns", u.from_ns},
+          {"to_ns", u.to_ns},
+          {"events", u.events},
+          {"times_ns", u.times_ns},
+          {"explanation", u.explanation}};
+}
+
 nlohmann::json Results::to_json() const {
-  nlohmann::json listed = nlohmann::json::array();
+  nlohmann::json listed = nlohmann::json::array(), stretches = nlohmann::json::array();
   for (const auto& v : violations) listed.push_back(violation_json(v));
+  for (const auto& u : unavailable) stretches.push_back(unavailability_json(u));
   return {{"verdict", violated() ? Verdict::Violated : Verdict::Safe},
           {"counts", counts},
           {"per_lock", per_lock},
-          {"violations", listed}};
+          {"violations", listed},
+          {"unavailable", stretches}};
 }
 
 Results check_events(const std::vector<history::Event>& events, const Options& options) {

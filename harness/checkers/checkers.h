@@ -45,19 +45,31 @@
 //
 // liveness: a lock stayed unavailable for longer than liveness_factor times
 //   its TTL (the largest value.ttl_ms of its acquire invokes) while no live
-//   process held it: every acquire attempt on it failed (`fail`) over a
-//   span longer than that, while no hold was open, no release or extend of a
-//   live process was in flight, no live process could hold it unknowingly
-//   (an `info` acquire, until that process crashes, acquires it or releases
-//   it), and no other attempt could have taken it (the span ends before the
-//   invoke of any attempt that did not fail). The span runs from the later of
-//   the first failed attempt's invoke and the event that last freed the lock
-//   (a release or extend completing, lost, crash-client; none at the start
-//   of the history) to the last failed attempt's completion. One violation
-//   per such span. Events: the freeing event, the first failed invoke and
-//   the last failure. The checker cannot tell why attempts failed: a fault
-//   that makes every attempt fail for that long shows here too.
-//
+//   process held it and no fault was in force: every acquire attempt on it
+//   failed (`fail`) over a span longer than that, while no hold was open, no
+//   release or extend of a live process was in flight, no live process could
+//   hold it unknowingly (an `info` acquire, until that process crashes,
+//   acquires it or releases it), and no other attempt could have taken it
+//   (the span ends before the invoke of any attempt that did not fail). The
+//   span runs from the later of the first failed attempt's invoke and the
+//   event that last freed the lock (a release or extend completing, lost,
+//   crash-client; none at the start of the history) to the last failed
+//   attempt's completion.
+//   Faults: a nemesis fault is in force from its `start` event to the `end`
+//   event of the same fault (value.fault; without it, the earliest open start
+//   of the same f), or to the end of the history when no end comes (a server
+//   killed for good, a clock moved for good). A start marked "moment" (a cut)
+//   and a crash-client are over at once and are never in force. Only the
+//   parts of the span with no fault in force count: the span is a violation
+//   when one such part is longer than the limit. A span longer than the
+//   limit whose every fault-free part is shorter is availability lost under
+//   a fault: counted ("availability-lost") and listed in Results::unavailable
+//   with the faults in force, never a violation — a lock must refuse while
+//   it cannot be sure (Redlock without a majority, a partitioned master).
+//   One violation per such span. Events: the freeing event, the first failed
+//   invoke, the last failure, and the end (or start) of the fault that bounds
+//   the fault-free part, when one does.
+
 // reentrancy: re-entrant locks report their depth (acquire ok value.reentry,
 //   release ok value.remaining). Per process and lock the checker keeps the
 //   depth the history implies: 0 at the start, +1 per acquire ok and -1 per
@@ -100,6 +112,27 @@ struct Violation {
   bool operator==(const Violation&) const = default;
 };
 
+// A stretch in which nobody could take a lock while a fault was in force
+// (see liveness above): a measured figure of what the fault cost, never a
+// violation.
+struct Unavailability {
+  std::string lock;
+  std::vector<std::string> faults;  // the kinds of the faults in force during it, each once
+  int64_t from_ns = 0, to_ns = 0;   // the stretch, as liveness measures it
+  std::vector<int64_t> events;    // what freed the lock, the first failed invoke, the last failure
+  std::vector<int64_t> times_ns;  // time_ns of those events, same order
+  std::string explanation;        // one sentence in plain words
+
+  bool operator==(const Unavailability&) const = default;
+};
+
+// The counter of stretches of availability lost under a fault.
+inline constexpr const char* kAvailabilityLost = "availability-lost";
+
+// `stretch` as every JSON document carries it:
+// {lock, faults, from_ns, to_ns, events, times_ns, explanation}.
+nlohmann::json unavailability_json(const Unavailability& stretch);
+
 // `violation` as every JSON document carries it:
 // {kind, lock, processes, events, times_ns, explanation}.
 nlohmann::json violation_json(const Violation& violation);
@@ -110,14 +143,17 @@ struct Options {
 };
 
 struct Results {
-  std::vector<Violation> violations;      // listed (capped per kind), ordered by first event
-  std::map<std::string, int64_t> counts;  // every kind (0 when none), "fencing-saved",
-                                          // "events", "holds", "writes-accepted"
+  std::vector<Violation> violations;        // listed (capped per kind), ordered by first event
+  std::vector<Unavailability> unavailable;  // availability lost under faults (capped), in order
+  std::map<std::string, int64_t> counts;    // every kind (0 when none), "fencing-saved",
+                                            // "events", "holds", "writes-accepted",
+                                            // "availability-lost"
   std::map<std::string, std::map<std::string, int64_t>> per_lock;  // lock -> the same counts
 
   bool violated() const;
   // {"verdict":"safe"|"violated","counts":{...},"per_lock":{lock:{kind:count}},
-  //  "violations":[{kind,lock,processes,events,times_ns,explanation}]}
+  //  "violations":[{kind,lock,processes,events,times_ns,explanation}],
+  //  "unavailable":[{lock,faults,from_ns,to_ns,events,times_ns,explanation}]}
   nlohmann::json to_json() const;
 };
 

@@ -44,6 +44,10 @@ size_t Reporter::list(Violation violation) {
   return listed_.size() - 1;
 }
 
+void Reporter::list(LockId lock, Unavailability stretch) {
+  if (count(counter(kAvailabilityLost), lock)) unavailable_.push_back(std::move(stretch));
+}
+
 void Reporter::add(Counter counter, LockId lock, int64_t n) {
   Count& c = counts_[counter];
   c.total += n;
@@ -55,7 +59,8 @@ void Reporter::add(Counter counter, LockId lock, int64_t n) {
 Results Reporter::results(const Names& locks) {
   Results results;
   std::vector<std::string> shown = violation_kind_names();
-  for (const char* other : {"fencing-saved", "holds", "writes-accepted"}) shown.push_back(other);
+  for (const char* other : {"fencing-saved", "holds", "writes-accepted", kAvailabilityLost})
+    shown.push_back(other);
   for (const auto& name : shown) {
     const Count& c = counts_[counter(name)];
     results.counts[name] = c.total;
@@ -64,6 +69,7 @@ Results Reporter::results(const Names& locks) {
   }
   results.counts["events"] = counts_[counter("events")].total;
   results.violations = std::move(listed_);
+  results.unavailable = std::move(unavailable_);
   std::stable_sort(results.violations.begin(), results.violations.end(),
                    [](const Violation& a, const Violation& b) {
                      return std::tie(a.events, a.kind) < std::tie(b.events, b.kind);
@@ -129,6 +135,7 @@ Engine::Engine(const Options& options, std::function<std::string(int64_t)> where
       if (kind->ops() & (1u << op)) by_op_[op].push_back(kind.get());
     if (kind->wants_time()) time_kinds_.push_back(kind.get());
     if (kind->wants_holds()) hold_kinds_.push_back(kind.get());
+    if (kind->wants_faults()) fault_kinds_.push_back(kind.get());
   }
 }
 
@@ -152,6 +159,7 @@ void Engine::observe(const history::EventView& e) {
     for (Kind* kind : time_kinds_) kind->on_time(e.time_ns);
   }
   if (e.is_nemesis()) {
+    for (Kind* kind : fault_kinds_) kind->on_fault(e, ref);
     if (e.f == "crash-client")
       for (auto target : e.targets) crash(processes_.intern(target), ref);
     return;

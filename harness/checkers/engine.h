@@ -111,6 +111,9 @@ class Reporter {
   bool count(Counter kind, LockId lock) { return count(kind, lock, 1) > 0; }
   // Adds a listed violation; its index stays valid for amend().
   size_t list(Violation violation);
+  // Counts a stretch of availability lost under a fault on `lock`, and lists
+  // it while the cap per kind allows.
+  void list(LockId lock, Unavailability stretch);
   Violation& amend(size_t listed) { return listed_[listed]; }
   // Adds to a counter that is not a violation ("holds", "fencing-saved", ...).
   void add(Counter counter, LockId lock, int64_t n = 1);
@@ -127,6 +130,7 @@ class Reporter {
   const Options& options_;
   std::vector<Count> counts_;
   std::vector<Violation> listed_;
+  std::vector<Unavailability> unavailable_;
 };
 
 // Everything a kind of checker can read.
@@ -142,9 +146,10 @@ struct Context {
 };
 
 // One kind of checker. The engine calls, for each event in order: on_time()
-// when time_ns moves forward, then on_crash() for each live process a
-// crash-client names, or on_step() for a client event; then on_hold_start()
-// / on_hold_end() for the holds that event starts or ends. finish() at the end.
+// when time_ns moves forward, then, for a nemesis event, on_fault() and
+// on_crash() for each live process a crash-client names, or on_step() for a
+// client event; then on_hold_start() / on_hold_end() for the holds that
+// event starts or ends. finish() at the end.
 class Kind {
  public:
   virtual ~Kind() = default;
@@ -153,7 +158,9 @@ class Kind {
   virtual unsigned ops() const { return 0; }
   virtual bool wants_time() const { return false; }
   virtual bool wants_holds() const { return false; }
+  virtual bool wants_faults() const { return false; }
   virtual void on_time(int64_t /*time_ns*/) {}
+  virtual void on_fault(const history::EventView& /*nemesis*/, Ref /*ref*/) {}
   virtual void on_step(const Step& /*step*/) {}
   virtual void on_crash(ProcessId /*process*/, Ref /*crash*/) {}
   virtual void on_hold_start(const Hold& /*hold*/) {}
@@ -227,9 +234,10 @@ class Engine {
   Reporter::Counter holds_ = 0;
   Context context_;
   std::vector<std::unique_ptr<Kind>> kinds_;
-  std::vector<Kind*> by_op_[6];    // the kinds that want each Op
-  std::vector<Kind*> time_kinds_;  // the kinds that want on_time()
-  std::vector<Kind*> hold_kinds_;  // the kinds that want on_hold_start() / on_hold_end()
+  std::vector<Kind*> by_op_[6];     // the kinds that want each Op
+  std::vector<Kind*> time_kinds_;   // the kinds that want on_time()
+  std::vector<Kind*> hold_kinds_;   // the kinds that want on_hold_start() / on_hold_end()
+  std::vector<Kind*> fault_kinds_;  // the kinds that want on_fault()
   int64_t time_ns_ = std::numeric_limits<int64_t>::min();
   int64_t events_ = 0;
 };

@@ -5,7 +5,10 @@
 // flight was invoked at or after it: an attempt in flight may yet succeed,
 // and then the lock may have been free since that attempt's invoke. The run
 // is judged when it is interrupted (a hold, an unknown outcome, an extend, a
-// crash) or when the history ends.
+// crash) or when the history ends: against the faults in force during it
+// (the nemesis's start and end events, read as they come), a run longer
+// than the limit is availability lost under a fault unless some stretch of
+// it with no fault in force is itself longer than the limit.
 #include <algorithm>
 #include <cstdio>
 #include <deque>
@@ -84,6 +87,24 @@ class Liveness final : public Kind {
   }
 
   bool wants_holds() const override { return true; }
+  bool wants_faults() const override { return true; }
+
+  void on_fault(const history::EventView& e, Ref ref) override {
+    using Phase = history::EventView::Phase;
+    // A crash-client is over once done (FORMAT.md): its process is dead, the
+    // lock is not hindered by it.
+    if (e.phase == Phase::Start && !e.moment && e.f != "crash-client") {
+      windows_.push_back({std::string(e.f), e.fault, ref, Ref{}});
+    } else if (e.phase == Phase::End) {
+      // The end of the earliest window still open of the same fault (its
+      // index, or its kind when the history gives none).
+      for (Window& w : windows_)
+        if (!w.end && (e.fault ? w.fault == e.fault : w.f == e.f)) {
+          w.end = ref;
+          break;
+        }
+    }
+  }
 
   void on_hold_start(const Hold& hold) override {
     PerLock& lock = per_lock(hold.lock);
@@ -113,6 +134,21 @@ class Liveness final : public Kind {
   struct InFlight {
     ProcessId process;
     Ref invoke;
+  };
+  // A fault in force from `start` to `end` (none: to the end of the history).
+  struct Window {
+    std::string f;
+    std::optional<int64_t> fault;
+    Ref start;
+    Ref end;
+  };
+  // A part of a run with no fault in force: from `from` (what freed the lock,
+  // the first failed invoke, or a fault's end) to `to` (the last failure, or a
+  // fault's start).
+  struct Quiet {
+    Ref from, to;
+    bool after_fault = false, before_fault = false;
+    int64_t span() const { return to.time_ns - from.time_ns; }
   };
   struct PerLock {
     int64_t max_ttl_ms = 0;
@@ -189,10 +225,16 @@ class Liveness final : public Kind {
     if (lock.clear && lock.attempts > 0 && lock.max_ttl_ms > 0) {
       const bool freed_later = lock.freed && lock.freed.time_ns > lock.first_invoke.time_ns;
       const Ref from = freed_later ? lock.freed : lock.first_invoke;
-      const int64_t span_ns = lock.last_failure.time_ns - from.time_ns;
       const double limit_ns = context_.options.liveness_factor * double(lock.max_ttl_ms) * 1e6;
-      if (double(span_ns) > limit_ns && context_.reporter.count(kind_, id))
-        report(id, lock, span_ns);
+      if (double(lock.last_failure.time_ns - from.time_ns) > limit_ns) {
+        std::vector<const Window*> in_force;
+        const Quiet quiet = longest_quiet(from, lock.last_failure, in_force);
+        if (double(quiet.span()) > limit_ns) {
+          if (context_.reporter.count(kind_, id)) report(id, lock, quiet);
+        } else {
+          report_unavailable(id, lock, from, in_force);
+        }
+      }
     }
     lock.attempts = 0;
     lock.first_invoke = lock.last_failure = Ref{};
@@ -200,29 +242,90 @@ class Liveness final : public Kind {
     lock.unconfirmed.clear();
   }
 
-  void report(LockId id, const PerLock& lock, int64_t span_ns) {
+  // The longest part of [from, to] with no fault in force; `in_force` gets
+  // the windows that overlap [from, to].
+  Quiet longest_quiet(Ref from, Ref to, std::vector<const Window*>& in_force) const {
+    for (const Window& w : windows_)
+      if (w.start.time_ns <= to.time_ns && (!w.end || w.end.time_ns >= from.time_ns))
+        in_force.push_back(&w);
+    // Windows are in start order; walk them, keeping the start of the quiet part.
+    Quiet best{from, from}, current{from, to};
+    for (const Window* w : in_force) {
+      if (w->start.time_ns > current.from.time_ns) {
+        Quiet before{current.from, w->start, current.after_fault, true};
+        if (before.span() > best.span()) best = before;
+      }
+      if (!w->end) return best;  // in force to the end: nothing quiet after it
+      if (w->end.time_ns > current.from.time_ns) current = {w->end, to, true, false};
+    }
+    if (current.span() > best.span()) best = current;
+    return best;
+  }
+
+  void report(LockId id, const PerLock& lock, const Quiet& quiet) {
     Violation v;
     v.kind = kKind;
     v.lock = context_.locks[id];
-    if (lock.freed_by >= 0) v.processes.push_back(context_.processes[lock.freed_by]);
-    std::string failing;
-    for (ProcessId p : lock.failing) {
-      const std::string& name = context_.processes[p];
-      if (std::find(v.processes.begin(), v.processes.end(), name) == v.processes.end())
-        v.processes.push_back(name);
-      failing += (failing.empty() ? "" : ", ") + name;
-    }
-    set_events(v, {lock.freed, lock.first_invoke, lock.last_failure});
+    const std::string failing = failing_processes(lock, v.processes);
+    set_events(v, {lock.freed, lock.first_invoke, lock.last_failure,
+                   quiet.after_fault ? quiet.from : Ref{}, quiet.before_fault ? quiet.to : Ref{}});
     char numbers[128];
     std::snprintf(numbers, sizeof numbers, "%.1f ms, more than %g x its %lld ms TTL,",
-                  double(span_ns) / 1e6, context_.options.liveness_factor,
+                  double(quiet.span()) / 1e6, context_.options.liveness_factor,
                   static_cast<long long>(lock.max_ttl_ms));
-    v.explanation = v.lock + " stayed unavailable for " + numbers +
+    std::string when;
+    if (quiet.after_fault)
+      when += " after every fault had ended (the last at " + event_text(quiet.from) + ")";
+    if (quiet.before_fault)
+      when += std::string(quiet.after_fault ? " and" : "") + " before a fault began at " +
+              event_text(quiet.to);
+    v.explanation = v.lock + " stayed unavailable for " + numbers + when +
                     " while no live process held it: all " + std::to_string(lock.attempts) +
                     " acquire attempts by " + failing + " failed from " +
                     event_text(lock.first_invoke) + " to " + event_text(lock.last_failure) + ", " +
                     freed_text(lock);
     context_.reporter.list(std::move(v));
+  }
+
+  void report_unavailable(LockId id, const PerLock& lock, Ref from,
+                          const std::vector<const Window*>& in_force) {
+    Unavailability u;
+    u.lock = context_.locks[id];
+    for (const Window* w : in_force)
+      if (std::find(u.faults.begin(), u.faults.end(), w->f) == u.faults.end())
+        u.faults.push_back(w->f);
+    u.from_ns = from.time_ns;
+    u.to_ns = lock.last_failure.time_ns;
+    Violation events;  // set_events orders and pairs them
+    set_events(events, {lock.freed, lock.first_invoke, lock.last_failure});
+    u.events = events.events;
+    u.times_ns = events.times_ns;
+    std::vector<std::string> processes;
+    const std::string failing = failing_processes(lock, processes);
+    std::string faults;
+    for (const auto& f : u.faults) faults += (faults.empty() ? "" : ", ") + f;
+    char numbers[64];
+    std::snprintf(numbers, sizeof numbers, "%.1f ms", double(u.to_ns - u.from_ns) / 1e6);
+    u.explanation = u.lock + " could not be taken for " + numbers + " while " + faults +
+                    " was in force: all " + std::to_string(lock.attempts) +
+                    " acquire attempts by " + failing + " failed from " +
+                    event_text(lock.first_invoke) + " to " + event_text(lock.last_failure) + ", " +
+                    freed_text(lock);
+    context_.reporter.list(id, std::move(u));
+  }
+
+  // "c1, c2": the processes whose attempts failed; `processes` gets the one
+  // that freed the lock, then them.
+  std::string failing_processes(const PerLock& lock, std::vector<std::string>& processes) const {
+    if (lock.freed_by >= 0) processes.push_back(context_.processes[lock.freed_by]);
+    std::string failing;
+    for (ProcessId p : lock.failing) {
+      const std::string& name = context_.processes[p];
+      if (std::find(processes.begin(), processes.end(), name) == processes.end())
+        processes.push_back(name);
+      failing += (failing.empty() ? "" : ", ") + name;
+    }
+    return failing;
   }
 
   std::string freed_text(const PerLock& lock) const {
@@ -245,6 +348,7 @@ class Liveness final : public Kind {
   Context& context_;
   const Reporter::Counter kind_;
   std::vector<PerLock> locks_;
+  std::vector<Window> windows_;  // faults in force at some time, in start order (moments aside)
 };
 
 }  // namespace

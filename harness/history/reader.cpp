@@ -135,6 +135,9 @@ void clear_value_fields(EventView& view) {
   view.ttl_ms = view.reentry = view.read = view.write = view.deleted = view.remaining =
       std::nullopt;
   view.targets.clear();
+  view.phase = EventView::Phase::None;
+  view.fault = std::nullopt;
+  view.moment = false;
 }
 
 bool is_crash_client(std::string_view process, std::string_view f) {
@@ -187,6 +190,24 @@ void fill_view(const Event& e, EventView& view) {
                       " must be an integer, got " + shown(*it)};
     }
     view.*field.member = it->get<int64_t>();
+  }
+  if (equals(e.process, "nemesis") && e.value.is_object()) {
+    if (auto phase = e.value.find("phase"); phase != e.value.end() && phase->is_string())
+      view.phase = *phase == "start" ? EventView::Phase::Start
+                   : *phase == "end" ? EventView::Phase::End
+                                     : EventView::Phase::None;
+    if (auto fault = e.value.find("fault"); fault != e.value.end() && !fault->is_null()) {
+      if (!is_int64(*fault))
+        throw LineError{"field \"value.fault\" of a nemesis event must be an integer, got " +
+                        shown(*fault)};
+      view.fault = fault->get<int64_t>();
+    }
+    if (auto moment = e.value.find("moment"); moment != e.value.end() && !moment->is_null()) {
+      if (!moment->is_boolean())
+        throw LineError{"field \"value.moment\" of a nemesis event must be true or false, got " +
+                        shown(*moment)};
+      view.moment = moment->get<bool>();
+    }
   }
   if (is_crash_client(e.process, e.f)) {
     if (!e.value.is_object()) throw LineError{kTargetsRule};
@@ -446,6 +467,8 @@ class FastParser {
   // duplicate keys counts, as with nlohmann).
   static bool parse_value(const simdjson::dom::element* value, EventView& view) {
     clear_value_fields(view);
+    // Nemesis events are few: the full parser reads them.
+    if (equals(view.process, "nemesis")) return false;
     simdjson::dom::object object;
     const bool is_object = value && !value->get_object().get(object);
     const auto fields = value_fields(view.f);

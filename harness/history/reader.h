@@ -47,6 +47,13 @@ struct EventView {
   std::optional<int64_t> deleted;         // release ok: keys an unconditional DEL removed
   std::optional<int64_t> remaining;       // release ok: nesting depth left
   std::vector<std::string_view> targets;  // crash-client: the processes it kills
+  // Nemesis events (FORMAT.md, "Nemesis events"): whether the fault starts or
+  // ends here (value.phase), which fault of the run it is (value.fault), and
+  // whether it is over once applied (value.moment).
+  enum class Phase { None, Start, End };
+  Phase phase = Phase::None;
+  std::optional<int64_t> fault;
+  bool moment = false;
 
   bool is_nemesis() const { return process == "nemesis"; }
 };

@@ -138,6 +138,12 @@ struct FaultKindInfo {
   bool undoable = false;
   // A moment rather than an interval: drawn as a mark when no end was recorded.
   bool instant = false;
+  // Over once applied: nothing of it stays to undo or to end (a client's
+  // crash, a cut). Its history event says so ("moment"), so that checkers do
+  // not take it for a fault still in force. A kind without an end that is not
+  // a moment (a server killed for good, a clock moved for good) lasts to the
+  // end of the run.
+  bool moment = false;
   std::vector<FaultParam> params;  // kind-specific parameters, beside the common fields
   std::string_view colour;         // the reports' colour for it (one per family)
   std::string_view meaning;        // one line for people

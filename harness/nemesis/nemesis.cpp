@@ -87,12 +87,15 @@ void Nemesis::timer_loop() {
   }
 }
 
-void Nemesis::record(const Fault& fault, const char* phase, json extra) {
+void Nemesis::record(size_t index, const char* phase, json extra) {
+  const Fault& fault = schedule_.fault(index);
   history::Event e;
   e.type = history::Type::Info;
   e.f = std::string(fault.name());
   json value = fault.describe();
   value["phase"] = phase;
+  value["fault"] = index;
+  if (info(fault.kind).moment && std::string_view(phase) == "start") value["moment"] = true;
   if (extra.is_object())
     for (auto it = extra.begin(); it != extra.end(); ++it) value[it.key()] = it.value();
   e.value = value;
@@ -169,7 +172,7 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
     outcomes_[index].fired_at_ns = monotonic_ns() - start_ns_;
   }
   // Recorded before it takes effect: nothing the fault causes precedes it in the history.
-  record(f, "start", targets);
+  record(index, "start", targets);
   Action undo;
 
   switch (f.kind) {
@@ -236,7 +239,7 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
             // The server died or was stopped meanwhile: the sleep is over either way.
           }
           mark_ended(index);
-          record(schedule_.fault(index), "end", {{"nodes", json::array({s})}});
+          record(index, "end", {{"nodes", json::array({s})}});
         });
       }
       break;
@@ -246,7 +249,7 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
         schedule_at(monotonic_ns() + *f.restart_after_ms * 1'000'000, [this, servers, index] {
           for (size_t s : servers) targets_.server(s).restart();
           mark_ended(index);
-          record(schedule_.fault(index), "end", {{"nodes", servers}, {"restarted", true}});
+          record(index, "end", {{"nodes", servers}, {"restarted", true}});
         });
       break;
     case FaultKind::Partition:
@@ -291,6 +294,11 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
         targets_.redirect_node0(replica);
         // Clients still connected to the old master follow at their next command.
         for (size_t c = 0; c < clients_.size(); ++c) targets_.link(c, 0).cut();
+        // Done as soon as the replica answers as master, as Sentinel's is once it names it.
+        mark_ended(index);
+        record(index, "end",
+               {{"old_master", targets_.server_endpoint(0).str()},
+                {"new_master", targets_.server_endpoint(replica).str()}});
       } else {
         std::lock_guard l(mu_);
         workers_.emplace_back([this, index] {
@@ -304,7 +312,7 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
             result = {{"error", e.what()}};
           }
           mark_ended(index);
-          record(schedule_.fault(index), "end", result);
+          record(index, "end", result);
         });
       }
       break;
@@ -326,7 +334,7 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
       }
       undo_now();
       mark_ended(index);
-      record(schedule_.fault(index), "end");
+      record(index, "end");
     });
     wake_.notify_all();
   }
@@ -365,7 +373,7 @@ void Nemesis::stop() {
   for (auto& [index, undo] : still_active) {
     undo();
     mark_ended(index);
-    record(schedule_.fault(index), "end", {{"healed", "end of run"}});
+    record(index, "end", {{"healed", "end of run"}});
   }
   std::vector<std::thread> workers;
   {

@@ -71,7 +71,9 @@ class Nemesis {
   void schedule_at(int64_t at_ns, Action action);
   void timer_loop();
   void apply(size_t index, const std::string& trigger_client);
-  void record(const Fault& fault, const char* phase, nlohmann::json extra = {});
+  // Records fault `index`'s start or end: the fault as the scenario gave it,
+  // its index, and `extra` (targets, nodes, what became of it).
+  void record(size_t index, const char* phase, nlohmann::json extra = {});
   void mark_ended(size_t index);
   std::vector<size_t> servers_of(const Fault& fault) const;
   std::vector<size_t> clients_of(const Fault& fault, const std::string& trigger_client) const;

@@ -1,6 +1,7 @@
 #include "results.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -44,6 +45,18 @@ checkers::Violation read_violation(Fields v) {
   return out;
 }
 
+checkers::Unavailability read_unavailability(Fields u) {
+  checkers::Unavailability out;
+  out.lock = u.text("lock").value_or("");
+  out.faults = u.texts("faults").value_or(out.faults);
+  out.from_ns = u.integer("from_ns").value_or(0);
+  out.to_ns = u.integer("to_ns").value_or(0);
+  out.events = u.integers("events");
+  out.times_ns = u.integers("times_ns");
+  out.explanation = u.text("explanation").value_or("");
+  return out;
+}
+
 Check read_check(Fields c) {
   Check out;
   out.counts = c.integer_map("counts");
@@ -53,6 +66,7 @@ Check read_check(Fields c) {
       out.per_lock[lock] = per_lock.integer_map(lock);
   }
   out.violations = c.list("violations", read_violation);
+  out.unavailable = c.list("unavailable", read_unavailability);
   // A check without a verdict (hand-written) is violated when it found something.
   bool found = !out.violations.empty();
   for (const auto& kind : violation_kind_names()) found = found || out.found(kind) > 0;
@@ -96,12 +110,14 @@ json stats_json(const RunStats& s) {
 }
 
 json check_json(const Check& c) {
-  json violations = json::array();
+  json violations = json::array(), unavailable = json::array();
   for (const auto& v : c.violations) violations.push_back(checkers::violation_json(v));
+  for (const auto& u : c.unavailable) unavailable.push_back(checkers::unavailability_json(u));
   return {{"verdict", c.verdict},
           {"counts", c.counts},
           {"per_lock", c.per_lock},
-          {"violations", violations}};
+          {"violations", violations},
+          {"unavailable", unavailable}};
 }
 
 json fault_json(const FaultFiring& f) {
@@ -149,6 +165,7 @@ Check Check::of(const checkers::Results& results) {
   out.counts = results.counts;
   out.per_lock = results.per_lock;
   out.violations = results.violations;
+  out.unavailable = results.unavailable;
   return out;
 }
 
@@ -351,6 +368,14 @@ std::string summary_line(const RunResult& run) {
         line += " [" + kind + " " + std::to_string(n) + "]";
     if (int64_t saved = run.check->found("fencing-saved"); saved > 0)
       line += " [fencing-saved " + std::to_string(saved) + "]";
+    for (const auto& stretch : run.check->unavailable) {
+      std::string faults;
+      for (const auto& f : stretch.faults) faults += (faults.empty() ? "" : ", ") + f;
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.1f s",
+                    double(stretch.to_ns - stretch.from_ns) / 1e9);
+      line += " [refused " + stretch.lock + " for " + seconds + " under " + faults + "]";
+    }
   }
   return line;
 }

@@ -77,6 +77,9 @@ struct Check {
   std::map<std::string, int64_t> counts;
   std::map<std::string, std::map<std::string, int64_t>> per_lock;  // lock -> the same counts
   std::vector<checkers::Violation> violations;  // listed (capped per kind), by first event
+  // Stretches in which the lock could not be taken while a fault was in force
+  // (checkers.h, liveness): what the faults cost, not violations.
+  std::vector<checkers::Unavailability> unavailable;
 
   // The checkers' results as a run records them.
   static Check of(const checkers::Results& results);

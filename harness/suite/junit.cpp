@@ -179,6 +179,15 @@ JunitCase junit_case(const CellSummary& cell, const std::vector<RunResult>& runs
       (cell.like ? " (as " + *cell.like + ")" : "") + "\nmeasured: " + verdicts + " (detections " +
       std::to_string(cell.detections) + " of " + std::to_string(cell.runs) +
       " runs)\nseeds: " + seeds.dump() + "\n" + notes;
+  if (cell.runs_unavailable > 0) {
+    std::string faults;
+    for (const auto& f : cell.unavailable_under) faults += (faults.empty() ? "" : ", ") + f;
+    char longest[32];
+    std::snprintf(longest, sizeof longest, "%.1f", cell.longest_unavailable_seconds);
+    test.system_out += "availability lost under faults (not a violation): " +
+                       counted(int(cell.runs_unavailable), runs.size()) + "refused while " +
+                       faults + " was in force, for up to " + longest + " s\n";
+  }
   return test;
 }
 

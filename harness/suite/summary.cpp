@@ -90,6 +90,10 @@ json CellSummary::to_json() const {
            {"detection_rate", detection_rate},
            {"errors", errors},
            {"kinds", kinds_json},
+           {"availability_lost",
+            {{"runs", runs_unavailable},
+             {"faults", unavailable_under},
+             {"longest_seconds", longest_unavailable_seconds}}},
            {"verdicts", verdicts},
            {"seeds", seeds_json},
            {"seconds", seconds}};
@@ -117,6 +121,17 @@ CellSummary summarize_cell(const std::string& scenario, const std::vector<RunRes
     cell.errors += failed;
     cell.detections += !failed && !not_run && run.verdict == Verdict::Violated;
     for (const auto& kind : found_kinds(run)) ++cell.kinds[kind];
+    if (run.check && !run.check->unavailable.empty()) {
+      ++cell.runs_unavailable;
+      for (const auto& stretch : run.check->unavailable) {
+        for (const auto& fault : stretch.faults)
+          if (std::find(cell.unavailable_under.begin(), cell.unavailable_under.end(), fault) ==
+              cell.unavailable_under.end())
+            cell.unavailable_under.push_back(fault);
+        cell.longest_unavailable_seconds = std::max(cell.longest_unavailable_seconds,
+                                                    double(stretch.to_ns - stretch.from_ns) / 1e9);
+      }
+    }
     cell.verdicts.push_back(failed    ? "error"
                             : not_run ? "not-applicable"
                                       : std::string(verdict_name(run.verdict)));
@@ -144,6 +159,7 @@ json SuiteTotals::to_json() const {
           {"runs_met", runs_met},
           {"detections", detections},
           {"errors", errors},
+          {"runs_unavailable", runs_unavailable},
           {"run_outcomes", outcome_counts(run_outcomes)}};
 }
 
@@ -161,6 +177,7 @@ SuiteTotals SuiteTotals::from_json(const json& totals) {
   out.runs_met = read("runs_met");
   out.detections = read("detections");
   out.errors = read("errors");
+  out.runs_unavailable = read("runs_unavailable");
   const json outcomes = totals.value("run_outcomes", json::object());
   for (RunOutcome outcome : kOutcomes)
     out.run_outcomes[outcome] = outcomes.value(std::string(outcome_name(outcome)), int64_t(0));
@@ -195,6 +212,7 @@ SuiteTotals suite_totals(const std::vector<CellSummary>& cells) {
     totals.runs_met += cell.runs_met;
     totals.detections += cell.detections;
     totals.errors += cell.errors;
+    totals.runs_unavailable += cell.runs_unavailable;
     for (const auto& [outcome, n] : cell.outcomes) totals.run_outcomes[outcome] += n;
   }
   return totals;
@@ -215,6 +233,9 @@ std::string totals_line(const SuiteTotals& t) {
   if (t.cells_safer > 0) line += ", " + std::to_string(t.cells_safer) + " safer than the built-in";
   if (t.cells_not_applicable > 0)
     line += ", " + std::to_string(t.cells_not_applicable) + " not applicable";
+  if (t.runs_unavailable > 0)
+    line += "; " + std::to_string(t.runs_unavailable) +
+            " runs refused the lock while a fault was in force (availability, not a violation)";
   return line;
 }
 

@@ -29,8 +29,8 @@ std::string passing_note(const RunResult& run);
 // The suite's entry for one scenario × algorithm. In results.json:
 //   {scenario, algorithm, expected, like (when set), runs, runs_met, met,
 //    outcome, outcomes{<outcome>: runs}, detections, detection_rate, errors,
-//    kinds{kind: runs that found it}, verdicts[], seeds[], seconds,
-//    scenario_file, results}
+//    kinds{kind: runs that found it}, availability_lost{runs, faults,
+//    longest_seconds}, verdicts[], seeds[], seconds, scenario_file, results}
 struct CellSummary {
   std::string scenario;
   std::string algorithm;
@@ -45,6 +45,12 @@ struct CellSummary {
   double detection_rate = 0;               // detections / runs completed (0 when none)
   int64_t errors = 0;                      // runs that could not be completed
   std::map<std::string, int64_t> kinds;    // violation kind -> runs that found it
+  // Runs in which nobody could take the lock under a fault for longer than
+  // the liveness limit (availability lost, not a violation: checkers.h), the
+  // kinds of the faults in force then, and the longest such stretch.
+  int64_t runs_unavailable = 0;
+  std::vector<std::string> unavailable_under;
+  double longest_unavailable_seconds = 0;
   // Per run: its verdict, "error" for a failed run, "not-applicable" for one not run.
   std::vector<std::string> verdicts;
   std::vector<std::optional<uint64_t>> seeds;  // per run
@@ -73,11 +79,12 @@ struct SuiteTotals {
   int64_t cells_unmet = 0;
   int64_t cells_with_errors = 0;  // some run could not be completed
   int64_t runs = 0, runs_met = 0, detections = 0, errors = 0;
+  int64_t runs_unavailable = 0;                // runs that lost availability under a fault
   std::map<RunOutcome, int64_t> run_outcomes;  // runs per outcome (every outcome, 0 when none)
 
   // {cells, cells_met, cells_safer, cells_not_applicable, cells_not_exercised,
   //  cells_unmet, cells_with_errors, runs, runs_met, detections, errors,
-  //  run_outcomes{<outcome>: runs}}
+  //  runs_unavailable, run_outcomes{<outcome>: runs}}
   nlohmann::json to_json() const;
   // Reads to_json()'s document; a missing field is 0.
   static SuiteTotals from_json(const nlohmann::json& totals);

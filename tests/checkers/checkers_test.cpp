@@ -464,6 +464,114 @@ TEST(Liveness, FailuresWhileSomeoneHoldsItAreExpected) {
   EXPECT_EQ(violation_counts(check(h.events())), "");
 }
 
+// c0 takes L (TTL 10 ms) at `at_ms`.
+void take(HistoryBuilder& h, int64_t at_ms) {
+  h.at(at_ms * kMs).invoke("c0", "acquire", "L", json{{"ttl_ms", 10}});
+  h.ok("c0", "acquire", "L");
+}
+
+// Failed attempts on L (TTL 10 ms) by c1 from `from_ms` to `to_ms`, one every 10 ms.
+void failing(HistoryBuilder& h, int64_t from_ms, int64_t to_ms) {
+  for (int64_t t = from_ms; t < to_ms; t += 10) {
+    h.at(t * kMs).invoke("c1", "acquire", "L", json{{"ttl_ms", 10}});
+    h.at(std::min(t + 9, to_ms) * kMs).fail("c1", "acquire", "L");
+  }
+}
+
+// Redlock after a majority of its masters crashed for good: every attempt
+// fails, as it must. That is availability lost under the fault, measured,
+// and no violation.
+TEST(Liveness, ALockRefusingWhileItsQuorumIsDownLosesAvailabilityNotLiveness) {
+  for (bool clock_jump : {false, true}) {
+    HistoryBuilder h;
+    take(h, 0);
+    h.at(1 * kMs).release("c0", "L");
+    h.at(2 * kMs).fault_start("crash-node", 0);  // no restart: no end
+    if (clock_jump) h.at(3 * kMs).fault_start("clock-jump", 1);
+    failing(h, 5, 200);
+    const auto results = check(h.events());
+    EXPECT_EQ(violation_counts(results), "") << "clock jump " << clock_jump;
+    EXPECT_EQ(results.counts.at("availability-lost"), 1);
+    ASSERT_EQ(results.unavailable.size(), 1u);
+    const checkers::Unavailability& u = results.unavailable[0];
+    EXPECT_EQ(u.lock, "L");
+    EXPECT_EQ(u.faults, clock_jump ? (std::vector<std::string>{"crash-node", "clock-jump"})
+                                   : std::vector<std::string>{"crash-node"});
+    EXPECT_EQ(u.from_ns, 5 * kMs) << "from the first failed attempt after the release";
+    EXPECT_EQ(u.to_ns, 200 * kMs);
+    EXPECT_NE(u.explanation.find("while crash-node"), std::string::npos) << u.explanation;
+    EXPECT_EQ(results.per_lock.at("L").at("availability-lost"), 1);
+  }
+}
+
+// A key outliving its release with no fault at all stays a violation.
+TEST(Liveness, AKeyThatOutlivesItsReleaseWithNoFaultIsAViolation) {
+  HistoryBuilder h;
+  take(h, 0);
+  h.at(1 * kMs).invoke("c0", "release", "L");
+  h.at(2 * kMs).fail("c0", "release", "L");  // the DEL never happened; the key stays
+  failing(h, 5, 200);
+  const auto results = check(h.events());
+  EXPECT_EQ(violation_counts(results), "liveness=1");
+  EXPECT_TRUE(results.unavailable.empty());
+}
+
+// A fault that healed excuses the stretch only while it lasted: stuck for
+// longer than the limit after its end is a violation, naming that end.
+TEST(Liveness, StuckAfterEveryFaultEndedIsAViolationMeasuredFromTheEnd) {
+  HistoryBuilder h;
+  h.at(0).fault_start("partition", 0);
+  h.at(1 * kMs).fault_start("pause", 1);
+  h.at(2 * kMs).fault_end("pause", 1);
+  failing(h, 5, 50);
+  const int64_t healed = h.at(50 * kMs).fault_end("partition", 0);
+  failing(h, 51, 100);  // 50 ms after the heal: more than 3 x 10 ms
+  const auto results = check(h.events());
+  EXPECT_EQ(violation_counts(results), "liveness=1");
+  const Violation& v = only_violation(results);
+  EXPECT_TRUE(std::find(v.events.begin(), v.events.end(), healed) != v.events.end());
+  EXPECT_NE(v.explanation.find("after every fault had ended (the last at event " +
+                               std::to_string(healed) + ")"),
+            std::string::npos)
+      << v.explanation;
+  // Healed later, the part after it is too short: availability lost.
+  HistoryBuilder shorter;
+  shorter.at(0).fault_start("partition", 0);
+  failing(shorter, 5, 80);
+  shorter.at(80 * kMs).fault_end("partition", 0);
+  failing(shorter, 81, 100);
+  const auto excused = check(shorter.events());
+  EXPECT_EQ(violation_counts(excused), "");
+  EXPECT_EQ(excused.counts.at("availability-lost"), 1);
+}
+
+// Stuck for longer than the limit before a fault began: nothing excuses that.
+TEST(Liveness, StuckBeforeAFaultBeganIsAViolation) {
+  HistoryBuilder h;
+  failing(h, 0, 60);
+  const int64_t began = h.at(60 * kMs).fault_start("partition", 0);
+  failing(h, 61, 70);
+  const auto results = check(h.events());
+  const Violation& v = only_violation(results);
+  EXPECT_EQ(v.kind, "liveness");
+  EXPECT_TRUE(std::find(v.events.begin(), v.events.end(), began) != v.events.end());
+}
+
+// A moment (a cut, a client's crash) is over once done: it excuses nothing.
+TEST(Liveness, AMomentExcusesNothingAndEndsPairByFault) {
+  HistoryBuilder h;
+  h.at(0).fault_start("cut", 0, true);
+  failing(h, 5, 100);
+  EXPECT_EQ(violation_counts(check(h.events())), "liveness=1");
+  // Two faults of one kind: each end closes its own start.
+  HistoryBuilder two;
+  two.at(0).fault_start("pause", 0);
+  two.at(1 * kMs).fault_start("pause", 1);
+  two.at(2 * kMs).fault_end("pause", 1);  // fault 0 is still in force
+  failing(two, 5, 100);
+  EXPECT_EQ(violation_counts(check(two.events())), "") << "fault 0 never ended";
+}
+
 // --- reentrancy -----------------------------------------------------------------------
 
 TEST(Reentrancy, ReportedDepthDisagreesWithTheHistory) {

@@ -62,6 +62,17 @@ class HistoryBuilder {
                json{{"phase", "start"}, {"targets", targets}});
   }
 
+  // A nemesis fault starting (over at once when `moment`), or ending: fault
+  // `index` of the run, as the lab records it.
+  int64_t fault_start(const std::string& kind, int64_t index, bool moment = false) {
+    json value{{"phase", "start"}, {"fault", index}};
+    if (moment) value["moment"] = true;
+    return add("nemesis", Type::Info, kind, std::nullopt, value);
+  }
+  int64_t fault_end(const std::string& kind, int64_t index) {
+    return add("nemesis", Type::Info, kind, std::nullopt, json{{"phase", "end"}, {"fault", index}});
+  }
+
   // An acquire invoke and its ok; returns the ok's index.
   int64_t acquire(const std::string& p, const std::string& lock,
                   std::optional<int64_t> token = std::nullopt, json value = nullptr) {

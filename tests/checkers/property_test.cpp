@@ -73,6 +73,33 @@ TEST(CheckerProperties, APlantedViolationIsReportedExactly) {
   }
 }
 
+// A planted stuck lock with a fault in force from before it to after it is
+// availability lost under that fault: counted and listed, never a violation.
+RC_GTEST_PROP(CheckerProperties, StuckUnderAFaultIsAvailabilityLostNotAViolation, ()) {
+  auto events = correct_history(history_choices());
+  Plant plant = plants()[0];
+  for (const Plant& p : plants())
+    if (p.name == "liveness") plant = p;
+  history::Event start, end;
+  start.process = end.process = "nemesis";
+  start.type = end.type = history::Type::Info;
+  start.f = end.f = "crash-node";
+  start.value = {{"phase", "start"}, {"fault", 91}};
+  end.value = {{"phase", "end"}, {"fault", 91}};
+  plant.events.insert(plant.events.begin(), start);
+  plant.gaps_ns.insert(plant.gaps_ns.begin(), 1);
+  plant.events.push_back(end);
+  plant.gaps_ns.push_back(1);
+  interleave(events, plant, *rc::gen::arbitrary<Numbers>());
+  const auto results = checkers::check_events(events);
+  RC_LOG() << results.to_json().dump(2) << "\n" << to_text(events);
+  RC_ASSERT(!results.violated());
+  RC_ASSERT(results.counts.at("availability-lost") == 1);
+  RC_ASSERT(results.unavailable.size() == 1u);
+  RC_ASSERT(results.unavailable[0].lock == std::string("planted"));
+  RC_ASSERT(results.unavailable[0].faults == std::vector<std::string>{"crash-node"});
+}
+
 RC_GTEST_PROP(CheckerProperties, FieldsNoCheckerReadsChangeNothing, ()) {
   auto events = correct_history(history_choices());
   if (*rc::gen::arbitrary<bool>()) {

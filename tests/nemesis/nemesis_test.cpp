@@ -120,8 +120,36 @@ TEST(Nemesis, ManualFailoverAfterACutReplicationLinkGrantsTheLockTwice) {
                             {"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 200},
                             {"kind": "failover", "mode": "manual", "when": {"client": "c1", "step": "acquired"}}]})",
                     "set-nx-px");
-  ASSERT_EQ(r.events("nemesis", "failover", "info").size(), 1u);
+  // Recorded when it starts and once the replica answers as master.
+  const auto failover = r.events("nemesis", "failover", "info");
+  ASSERT_EQ(failover.size(), 2u);
+  EXPECT_EQ(failover[0]["value"]["phase"], "start");
+  EXPECT_EQ(failover[1]["value"]["phase"], "end");
+  EXPECT_EQ(failover[1]["value"]["fault"], 2);
+  EXPECT_TRUE(failover[1]["value"]["new_master"].is_string());
   EXPECT_GT(r.count("mutual-exclusion"), 0) << "the promoted replica knew the key";
+}
+
+// Redlock after 4 of its 5 masters crashed for good refuses every acquire,
+// as it must without a majority: availability lost under the crash, never
+// a liveness violation; with a client's clock jumped on top, the same.
+TEST(Nemesis, RedlockRefusingWithoutItsMajorityLosesAvailabilityNotLiveness) {
+  for (const char* jump : {"", R"(, {"kind": "clock-jump", "at_ms": 600, "delta_ms": 700})"}) {
+    RunRecord r = run(std::string(R"({"clients": 3, "algorithms": ["redlock"], "duration_ms": 2500,
+                 "topology": {"nodes": 5},
+                 "workload": {"locks": ["L"], "ttl_ms": 300, "wait_ms": 300, "work_ms": 5},
+                 "faults": [{"kind": "crash-node", "nodes": [0, 1, 2, 3],
+                             "when": {"client": "c3", "step": "before-release", "nth": 2}})") +
+                          jump + "]}",
+                      "redlock");
+    SCOPED_TRACE(std::string("clock jump: ") + (*jump ? "yes" : "no"));
+    EXPECT_EQ(r.count("liveness"), 0) << r.result["check"].dump(2);
+    EXPECT_EQ(r.result["verdict"], "safe");
+    EXPECT_GE(r.count("availability-lost"), 1);
+    ASSERT_FALSE(r.result["check"]["unavailable"].empty());
+    const auto& faults = r.result["check"]["unavailable"][0]["faults"];
+    EXPECT_NE(std::find(faults.begin(), faults.end(), "crash-node"), faults.end()) << faults;
+  }
 }
 
 TEST(Nemesis, ReentrantClientsNestAndReportTheDepthLeft) {

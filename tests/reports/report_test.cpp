@@ -237,6 +237,29 @@ TEST(RunReport, EachOutcomeHasItsBadgeAndTheFaultsTableSaysWhatNeverFired) {
   EXPECT_NE(html.find("(as for set-nx-px, which this lock stands in for)"), std::string::npos);
 }
 
+// A lock that refused everyone while a fault was in force: said apart from
+// the violations, with the fault and how long.
+TEST(RunReport, AvailabilityLostUnderAFaultIsToldApartFromViolations) {
+  TempDir dir("report-test");
+  write_outcomes_run(dir.path());
+  json results = json::parse(read_text(dir.path() / "results.json"));
+  results["runs"][0]["check"]["unavailable"] = {
+      {{"lock", "L"},
+       {"faults", {"crash-node"}},
+       {"from_ns", 1'000'000},
+       {"to_ns", 3'001'000'000},
+       {"events", {1, 2, 3}},
+       {"times_ns", {1'000'000, 2'000'000, 3'001'000'000}},
+       {"explanation", "L could not be taken for 3000.0 ms while crash-node was in force"}}};
+  write_text(dir.path() / "results.json", results.dump(2));
+  std::string html = read_text(write_run_report(dir.path()));
+  EXPECT_EQ(count(html, "<h3>Availability lost under faults</h3>"), 1u);
+  EXPECT_NE(html.find("<b>L</b> refused for 3.000 s (from 1.0 ms to 3.001 s) under crash-node"),
+            std::string::npos)
+      << html.substr(html.find("Availability lost"), 600);
+  EXPECT_EQ(count(html, ">✗ UNMET</span>"), 0u) << "not a violation";
+}
+
 TEST(RunReport, SafeRunShowsMetExpectationHoldsAndNoViolation) {
   TempDir dir("report-test");
   write_safe_run(dir.path());

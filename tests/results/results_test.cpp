@@ -41,6 +41,8 @@ RunResult full_run() {
                             {3, 9, 12},
                             {30, 90, 120},
                             "c2 acquired L at event 9"}};
+  run.check->unavailable = {
+      {"L", {"crash-node"}, 4000, 9000, {14, 15, 30}, {4000, 4100, 9000}, "L could not be taken"}};
   run.verdict = Verdict::Violated;
   run.faults = {{0, "pause", "c1 at step acquired (1st time)", true, 12.5, 1012.5},
                 {1, "crash-client", "at 1200 ms", true, 1200.0, std::nullopt},

@@ -74,6 +74,22 @@ RunResult run(const std::string& verdict, bool met, int number, json violations 
       "test");
 }
 
+TEST(JunitCase, AvailabilityLostIsNoFailureAndIsSaid) {
+  CellSummary c = cell("majority-down", "redlock", {"safe"});
+  c.expected = Expectation{};
+  c.runs_unavailable = 1;
+  c.unavailable_under = {"crash-node"};
+  c.longest_unavailable_seconds = 4.25;
+  RunResult safe = run("safe", true, 1);
+  JunitCase test = junit_case(c, {safe});
+  EXPECT_FALSE(test.failure);
+  EXPECT_FALSE(test.error);
+  EXPECT_NE(test.system_out.find("availability lost under faults (not a violation): refused "
+                                 "while crash-node was in force, for up to 4.2 s"),
+            std::string::npos)
+      << test.system_out;
+}
+
 TEST(JunitCase, MetExpectationHasNoProblem) {
   JunitCase test = junit_case(cell("pause", "set-nx-px", {"violated"}), {run("violated", true, 1)});
   EXPECT_EQ(test.classname, "pause");

@@ -158,6 +158,28 @@ TEST(Summary, CellCountsDetectionsOverCompletedRuns) {
   EXPECT_EQ(all_met.detection_rate, 0.0);
 }
 
+// Refusing while a fault was in force is counted apart from violations.
+TEST(Summary, AvailabilityLostUnderAFaultIsCountedApart) {
+  std::vector<RunResult> runs = {run("safe", "safe", {}, 5), run("safe", "safe", {}, 6)};
+  runs[0].check->unavailable = {
+      {"L", {"crash-node"}, 0, 4'000'000'000, {}, {}, ""},
+      {"L", {"partition", "crash-node"}, 5'000'000'000, 5'500'000'000, {}, {}, ""}};
+  CellSummary cell = summarize_cell("majority-down", runs);
+  EXPECT_EQ(cell.runs_unavailable, 1);
+  EXPECT_EQ(cell.unavailable_under, (std::vector<std::string>{"crash-node", "partition"}));
+  EXPECT_DOUBLE_EQ(cell.longest_unavailable_seconds, 4.0);
+  EXPECT_EQ(cell.detections, 0) << "not a violation";
+  EXPECT_EQ(cell.outcome, RunOutcome::kMet);
+  EXPECT_EQ(cell.to_json()["availability_lost"],
+            json({{"runs", 1}, {"faults", {"crash-node", "partition"}}, {"longest_seconds", 4.0}}));
+  const SuiteTotals totals = suite_totals({cell});
+  EXPECT_EQ(totals.runs_unavailable, 1);
+  EXPECT_EQ(SuiteTotals::from_json(totals.to_json()).runs_unavailable, 1);
+  EXPECT_EQ(suite_exit_status(totals), 0);
+  EXPECT_NE(totals_line(totals).find("1 runs refused the lock while a fault was in force"),
+            std::string::npos);
+}
+
 TEST(Summary, CellOutcomeCountsEachOutcomeApart) {
   struct Case {
     const char* name;
