@@ -391,13 +391,10 @@ class Explorer {
     Expectation e;
     e.verdict = Verdict::Violated;
     if (common) e.kinds = *common;
+    e.why = "reproduced in " + rate + " (locklab explore)";
     m.expectations[options_.space.algorithm] = e;
     if (options_.external) m.default_expectation = e;
-    json doc = scenario_to_json(m);
-    const std::string why = "reproduced in " + rate + " (locklab explore)";
-    doc["expect"][options_.space.algorithm]["why"] = why;
-    if (options_.external) doc["expect"]["default"]["why"] = why;
-    write_file_atomically(found / (f.name + ".json"), doc.dump(2) + "\n");
+    write_file_atomically(found / (f.name + ".json"), scenario_to_json(m).dump(2) + "\n");
 
     if (first) {
       fs::create_directories(report_dir);

@@ -15,12 +15,15 @@ struct Expectation {
   Verdict verdict = Verdict::Safe;  // Safe or Violated
   std::vector<std::string> kinds;   // with "violated": every kind that must be found
   std::vector<std::string> absent;  // kinds that must not be found (e.g. fencing: no "stale-write")
+  // Why the design predicts this, in one sentence, written before the cell
+  // was measured (and, where a measurement corrected it, what the history showed).
+  std::string why;
 
   bool operator==(const Expectation&) const = default;
 };
 
-// `expectation` as results.json writes it: {"verdict": ...}, plus "kinds" and
-// "absent" when they are not empty.
+// `expectation` as results.json writes it: {"verdict": ...}, plus "kinds",
+// "absent" and "why" when they are not empty.
 nlohmann::json expectation_json(const Expectation& expectation);
 
 }  // namespace locklab

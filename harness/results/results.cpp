@@ -31,6 +31,7 @@ Expectation read_expectation(Fields e) {
   out.verdict = verdict_at(e, "verdict").value_or(out.verdict);
   out.kinds = e.texts("kinds").value_or(out.kinds);
   out.absent = e.texts("absent").value_or(out.absent);
+  out.why = e.text("why").value_or("");
   return out;
 }
 

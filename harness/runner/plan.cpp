@@ -139,6 +139,11 @@ PlannedRun plan_run(const Scenario& scenario, const LockUnderTest& lock, const S
                     uint64_t seed, uint64_t unique) {
   PlannedRun planned;
   planned.expected = expectation_for(scenario, lock);
+  if (auto told = scenario.not_applicable.find(lock.story_algorithm());
+      told != scenario.not_applicable.end()) {
+    planned.not_applicable = told->second;
+    return planned;
+  }
   RunPlan plan;
   plan.schedule = Schedule(scenario.faults, lock.story_algorithm());
   const Schedule& schedule = plan.schedule;

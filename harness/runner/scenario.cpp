@@ -42,9 +42,22 @@ Expectation parse_expectation(const json& value, const std::string& path,
                "has an unknown violation kind \"" + k + "\"");
   if (e.verdict == Verdict::Safe && !e.kinds.empty())
     f.fail(f.path("kinds"), "lists kinds that must be found, but the verdict is \"safe\"");
-  f.text("why").value_or("");  // free text for readers of the scenario
+  e.why = f.text("why").value_or("");
   f.done();
   return e;
+}
+
+// expect.<algorithm> of a story that cannot be told to that algorithm at
+// all: {"not_applicable": "why, in one sentence"}.
+std::optional<std::string> not_applicable_reason(const json& value, const std::string& path,
+                                                 const std::filesystem::path& file) {
+  if (!value.is_object() || !value.contains("not_applicable")) return std::nullopt;
+  Fields f = fields_of(value, file, path);
+  const std::string why = f.text("not_applicable").value_or("");
+  if (why.empty())
+    f.fail(f.path("not_applicable"), "must say in one sentence why the story cannot be told");
+  f.done();  // a verdict beside it would contradict it
+  return why;
 }
 
 void check_algorithm(const std::string& id, const std::string& field, const Fields& f) {
@@ -221,7 +234,11 @@ void check_fault_against_algorithms(const Fault& fault, size_t i, const Scenario
   auto fail = [&s, &path](const std::string& field, const std::string& what) {
     throw ScenarioError(s.file.string() + ": field '" + path + "." + field + "' " + what);
   };
-  const std::vector<std::string>& runs = fault.algorithms.empty() ? s.algorithms : fault.algorithms;
+  // The algorithms the fault is told to: those it names, else every one the
+  // story can be told to.
+  std::vector<std::string> runs;
+  for (const auto& a : fault.algorithms.empty() ? s.algorithms : fault.algorithms)
+    if (!s.not_applicable.count(a)) runs.push_back(a);
   if (fault.when) {
     const std::string& step = fault.when->step;
     const auto& own = workload_steps();
@@ -360,13 +377,21 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
     Fields f = fields_of(*e, file, "expect");
     for (auto it = e->begin(); it != e->end(); ++it) {
       f.find(it.key());
-      Expectation parsed = parse_expectation(it.value(), "expect." + it.key(), file);
-      if (it.key() == "default") {
-        s.default_expectation = parsed;
-      } else {
-        check_algorithm(it.key(), "expect." + it.key(), f);
-        s.expectations[it.key()] = parsed;
+      const std::string path = "expect." + it.key();
+      if (it.key() != "default") {
+        check_algorithm(it.key(), path, f);
+        if (std::find(s.algorithms.begin(), s.algorithms.end(), it.key()) == s.algorithms.end())
+          f.fail(path, "is about " + it.key() + ", which the scenario does not run");
+        if (auto why = not_applicable_reason(it.value(), path, file)) {
+          s.not_applicable[it.key()] = *why;
+          continue;
+        }
       }
+      Expectation parsed = parse_expectation(it.value(), path, file);
+      if (it.key() == "default")
+        s.default_expectation = parsed;
+      else
+        s.expectations[it.key()] = parsed;
     }
   }
   if (const json* faults = top.find("faults")) {
@@ -414,6 +439,8 @@ json scenario_to_json(const Scenario& s) {
   doc["faults"] = std::move(faults);
   json expect = {{"default", expectation_json(s.default_expectation)}};
   for (const auto& [algorithm, e] : s.expectations) expect[algorithm] = expectation_json(e);
+  for (const auto& [algorithm, why] : s.not_applicable)
+    expect[algorithm] = {{"not_applicable", why}};
   doc["expect"] = std::move(expect);
   return doc;
 }

@@ -73,7 +73,10 @@ struct Scenario {
   std::vector<std::string> algorithms;              // ids to run, in order
   Expectation default_expectation;                  // for algorithms without their own
   std::map<std::string, Expectation> expectations;  // per algorithm id
-  std::vector<Fault> faults;                        // the nemesis's schedule
+  // Algorithms the story cannot be told to at all, and why (one sentence):
+  // their cells are not applicable.
+  std::map<std::string, std::string> not_applicable;
+  std::vector<Fault> faults;  // the nemesis's schedule
 
   const Expectation& expectation_for(const std::string& algorithm) const;
 };

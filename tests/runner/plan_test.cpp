@@ -120,6 +120,18 @@ TEST(Plan, AnAdapterIsHeldToTheExpectationOfWhatItStandsInFor) {
   EXPECT_EQ(expectation_for(s, LockUnderTest::built_in("fenced")).verdict, Verdict::Safe);
 }
 
+TEST(Plan, AStoryThatCannotBeToldToALockIsNotApplicableWithItsReason) {
+  const Scenario s = scenario(R"({"name": "w", "algorithms": ["set-nx-px", "redlock"],
+      "expect": {"redlock": {"not_applicable": "Redlock's masters have no replica to promote"}}})");
+  const PlannedRun built_in = plan_run(s, LockUnderTest::built_in("redlock"), Servers{}, 1);
+  EXPECT_FALSE(built_in.plan);
+  EXPECT_EQ(built_in.not_applicable, "Redlock's masters have no replica to promote");
+  EXPECT_EQ(plan_run(s, adapter("redlock"), Servers{}, 1).not_applicable,
+            "Redlock's masters have no replica to promote")
+      << "a library standing in for it is not applicable either";
+  EXPECT_TRUE(plan_run(s, LockUnderTest::built_in("set-nx-px"), Servers{}, 1).plan);
+}
+
 TEST(Plan, AStepTheAdapterDoesNotAnnounceIsNotApplicable) {
   const Scenario s = pause_at("after-send", R"("redlock")");
   const PlannedRun silent = plan_run(s, adapter("redlock"), Servers{}, 1);

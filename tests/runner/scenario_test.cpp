@@ -32,6 +32,36 @@ TEST(Scenario, DefaultsAndExpectations) {
   EXPECT_EQ(s.expectation_for("redlock").verdict, Verdict::Violated);
 }
 
+// Each cell says why: an expectation carries its reason, and a story that
+// cannot be told to an algorithm says so instead of a verdict.
+TEST(Scenario, ExpectationsSayWhyAndNotApplicableCellsSayWhyNot) {
+  Scenario s = parse_scenario(json::parse(R"({"name":"x","algorithms":["set-nx-px","redlock"],
+      "faults":[{"kind":"pause","duration_ms":10,"when":{"client":"c1","step":"after-send"}}],
+      "expect":{"default":{"verdict":"safe","why":"the lease outlives the pause"},
+                "set-nx-px":{"not_applicable":"set-nx-px sends one command: it has no after-send"}}})"),
+                              "s.json");
+  EXPECT_EQ(s.expectation_for("redlock").why, "the lease outlives the pause");
+  EXPECT_EQ(s.not_applicable.at("set-nx-px"), "set-nx-px sends one command: it has no after-send");
+  const json again = scenario_to_json(s);
+  EXPECT_EQ(again["expect"]["set-nx-px"],
+            json({{"not_applicable", s.not_applicable.at("set-nx-px")}}));
+  EXPECT_EQ(again["expect"]["default"]["why"], "the lease outlives the pause");
+  EXPECT_EQ(parse_scenario(again, "s.json").not_applicable, s.not_applicable);
+
+  EXPECT_NE(error_of(json::parse(R"({"algorithms":["set-nx-px"],
+                "expect":{"set-nx-px":{"not_applicable":"no","verdict":"safe"}}})"))
+                .find("'expect.set-nx-px.verdict' is not a known field"),
+            std::string::npos);
+  EXPECT_NE(error_of(json::parse(R"({"algorithms":["set-nx-px"],
+                "expect":{"set-nx-px":{"not_applicable":""}}})"))
+                .find("'expect.set-nx-px.not_applicable' must say"),
+            std::string::npos);
+  EXPECT_NE(error_of(json::parse(R"({"algorithms":["set-nx-px"],
+                "expect":{"redlock":{"verdict":"safe"}}})"))
+                .find("'expect.redlock' is about redlock, which the scenario does not run"),
+            std::string::npos);
+}
+
 TEST(Scenario, BadInputNamesTheFieldInOneLine) {
   EXPECT_EQ(error_of(json::parse(R"({"algorithms":["nope"]})")).substr(0, 47),
             "s.json: field 'algorithms' names unknown algori");
