@@ -29,7 +29,8 @@ struct Fault {
   std::optional<int64_t> duration_ms;  // undone after this long (absent: lasts to the end)
   // Targets, read as info(kind).target says: client ids (empty = every
   // client, or the trigger client for pause/crash-client) and server indices
-  // (empty = every master).
+  // (empty = every master), or for a fault on node 0's replication or master
+  // group, replica numbers (0 = its first replica).
   std::vector<std::string> clients;
   std::vector<int> nodes;
   // The algorithms whose runs it belongs to (empty: every run), for a story

@@ -180,7 +180,8 @@ const std::array<FaultKindInfo, kFaultKindCount> kFaultKinds = {{
      .duration = DurationRule::Optional,
      .undoable = true,
      .colour = "#a21caf",
-     .meaning = "node 0's replicas stop receiving its replication stream",
+     .meaning = "node 0's replicas (all, or those in `nodes`) stop receiving its replication "
+                "stream",
      .explore_weight = 2,
      .explore_ranges = {{"duration_ms", 0.5, 5.0, true, true}}},
     {.kind = FaultKind::Failover,
@@ -199,7 +200,8 @@ const std::array<FaultKindInfo, kFaultKindCount> kFaultKinds = {{
                  // A manual failover is quicker, so explore tries more of them.
                  .choice_weights = {20, 80}}},
      .colour = "#ea580c",
-     .meaning = "node 0's master is replaced by its first replica",
+     .meaning = "node 0's master is replaced by one of its replicas (the first, or the one in "
+                "`nodes`: manual mode only)",
      .explore_weight = 2},
 }};
 

@@ -42,8 +42,9 @@ enum class FaultTarget {
   Client,       // clients (`clients`; empty = every client, or the trigger client)
   Server,       // servers (`nodes`; empty = every master)
   Link,         // the client × server proxies (`clients` × `nodes`)
-  Replication,  // the replication links of node 0's replicas
-  Cluster,      // node 0's master group as a whole
+  Replication,  // the replication links of node 0's replicas (`nodes`: which, 0 = the first;
+                // empty = all)
+  Cluster,      // node 0's master group as a whole (`nodes`: the one replica promoted)
 };
 
 // What a fault needs of a run beyond clients and a server to talk to. The

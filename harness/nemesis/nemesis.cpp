@@ -26,11 +26,16 @@ Nemesis::Nemesis(Schedule schedule, FaultTargets& targets, std::vector<ClientHan
     if (!schedule_.applies(i)) continue;
     const Fault& f = schedule_.fault(i);
     const std::string where = "faults[" + std::to_string(i) + "] (" + std::string(f.name()) + ")";
-    for (int n : f.nodes)
-      if (size_t(n) >= targets_.server_count())
+    const size_t replicas = targets_.server_count() - targets_.master_count();
+    for (int n : f.nodes) {
+      if (acts_on_replicas(f) && size_t(n) >= replicas)
+        throw std::runtime_error(where + ": replica " + std::to_string(n) +
+                                 " does not exist; node 0 has " + std::to_string(replicas));
+      if (!acts_on_replicas(f) && size_t(n) >= targets_.server_count())
         throw std::runtime_error(where + ": server " + std::to_string(n) +
                                  " does not exist; this run has " +
                                  std::to_string(targets_.server_count()) + " servers");
+    }
     for (const auto& c : f.clients) client_index(c);
     if (f.when) client_index(f.when->client);
     const Needs needs = f.needs();
@@ -132,9 +137,25 @@ std::vector<size_t> Nemesis::clients_of(const Fault& f, const std::string& trigg
   return out;
 }
 
+bool Nemesis::acts_on_replicas(const Fault& f) {
+  const FaultTarget target = info(f.kind).target;
+  return target == FaultTarget::Replication || target == FaultTarget::Cluster;
+}
+
+std::vector<size_t> Nemesis::replicas_of(const Fault& f) const {
+  std::vector<size_t> out;
+  for (int n : f.nodes) out.push_back(size_t(n));
+  if (out.empty() && info(f.kind).target == FaultTarget::Cluster) out.push_back(0);
+  if (out.empty())
+    for (size_t r = 0; r < targets_.server_count() - targets_.master_count(); ++r) out.push_back(r);
+  return out;
+}
+
 std::vector<size_t> Nemesis::servers_of(const Fault& f) const {
   std::vector<size_t> out;
-  if (!f.nodes.empty()) {
+  if (acts_on_replicas(f)) {
+    for (size_t r : replicas_of(f)) out.push_back(targets_.master_count() + r);
+  } else if (!f.nodes.empty()) {
     for (int n : f.nodes) out.push_back(size_t(n));
   } else {
     for (size_t i = 0; i < targets_.master_count(); ++i) out.push_back(i);
@@ -163,6 +184,7 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
     case FaultTarget::Replication:
     case FaultTarget::Cluster:
       targets["nodes"] = {0};
+      targets["replicas"] = replicas_of(f);
       break;
   }
   {
@@ -280,15 +302,15 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
       break;
     }
     case FaultKind::CutReplication: {
-      const size_t replicas = targets_.server_count() - targets_.master_count();
-      for (size_t r = 0; r < replicas; ++r) targets_.replication_link(r).blackhole();
+      const std::vector<size_t> replicas = replicas_of(f);
+      for (size_t r : replicas) targets_.replication_link(r).blackhole();
       undo = [this, replicas] {
-        for (size_t r = 0; r < replicas; ++r) targets_.replication_link(r).pass();
+        for (size_t r : replicas) targets_.replication_link(r).pass();
       };
       break;
     }
     case FaultKind::Failover: {
-      const size_t replica = targets_.master_count();  // the first replica of node 0
+      const size_t replica = servers.front();  // the replica promoted (manual mode)
       if (f.mode == "manual") {
         targets_.promote(replica);
         targets_.redirect_node0(replica);

@@ -75,6 +75,12 @@ class Nemesis {
   // its index, and `extra` (targets, nodes, what became of it).
   void record(size_t index, const char* phase, nlohmann::json extra = {});
   void mark_ended(size_t index);
+  // Whether `fault` names node 0's replicas (0 = the first) rather than servers.
+  static bool acts_on_replicas(const Fault& fault);
+  // The replicas a replication or failover fault acts on: those it names,
+  // else every one (a cut) or the first (a failover).
+  std::vector<size_t> replicas_of(const Fault& fault) const;
+  // The servers a fault acts on, by server index (masters first).
   std::vector<size_t> servers_of(const Fault& fault) const;
   std::vector<size_t> clients_of(const Fault& fault, const std::string& trigger_client) const;
   size_t client_index(const std::string& id) const;

@@ -183,18 +183,30 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
     for (const auto& c : fault.clients)
       if (auto e = client_name_error(c, s.clients); !e.empty()) f.fail(f.path("clients"), e);
   }
+  // Servers (masters first, then node 0's replicas), or, for a fault on node
+  // 0's replication or master group, which of its replicas (0 = the first).
+  const bool on_replicas =
+      row.target == FaultTarget::Replication || row.target == FaultTarget::Cluster;
   if (const json* nodes = f.find("nodes")) {
-    if (!on_nodes)
-      f.fail(f.path("nodes"), "does not apply to " + std::string(row.name) + ", which acts on " +
-                                  std::string(target_name(row.target)) +
-                                  (row.target == FaultTarget::Client ? "s" : "") +
-                                  " (node 0's replicas or master group, not chosen nodes)");
-    if (!nodes->is_array()) f.fail(f.path("nodes"), "must be an array of server indices");
+    if (!on_nodes && !on_replicas)
+      f.fail(f.path("nodes"),
+             "does not apply to " + std::string(row.name) + ", which acts on clients, not servers");
+    const std::string what = on_replicas
+                                 ? "an array of replica numbers (0 = node 0's first replica)"
+                                 : "an array of server indices (0 = the first master)";
+    if (!nodes->is_array()) f.fail(f.path("nodes"), "must be " + what);
     for (const auto& n : *nodes) {
       if (!n.is_number_integer() || n.get<int>() < 0 || n.get<int>() > 16)
-        f.fail(f.path("nodes"), "must be an array of server indices (0 = the first master)");
+        f.fail(f.path("nodes"), "must be " + what);
       fault.nodes.push_back(n.get<int>());
     }
+    if (on_replicas)
+      for (int replica : fault.nodes)
+        if (replica >= s.topology.replicas)
+          f.fail(f.path("nodes"), "names replica " + std::to_string(replica) + ", but node 0 has " +
+                                      std::to_string(s.topology.replicas) + " (topology.replicas)");
+    if (row.target == FaultTarget::Cluster && fault.nodes.size() != 1)
+      f.fail(f.path("nodes"), "names the one replica that becomes the master");
   }
   fault.algorithms = f.texts("algorithms").value_or(std::vector<std::string>{});
   for (const auto& a : fault.algorithms)
@@ -213,6 +225,11 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
     }
   f.text("why").value_or("");
   f.done();
+  if (row.target == FaultTarget::Cluster && !fault.nodes.empty() &&
+      fault.needs().has(Need::Sentinels))
+    f.fail(f.path("nodes"),
+           "chooses the replica to promote, which only a manual failover can "
+           "(Sentinel elects its own)");
   // What the topology itself must have for the fault (the rest is the run's plan's).
   const Needs needs = fault.needs();
   if (needs.has(Need::Replica) && s.topology.replicas == 0) {

@@ -130,6 +130,31 @@ TEST(Nemesis, ManualFailoverAfterACutReplicationLinkGrantsTheLockTwice) {
   EXPECT_GT(r.count("mutual-exclusion"), 0) << "the promoted replica knew the key";
 }
 
+// With two replicas, only replica 1's link is cut: promoting replica 1
+// loses the key (the lock is granted twice), promoting replica 0 keeps it.
+// c1 takes the lock at once and holds it 1.5 s; the failover comes at 300 ms.
+TEST(Nemesis, AFailoverPromotesTheReplicaItNamesAndACutSparesTheOthers) {
+  for (int promoted : {1, 0}) {
+    RunRecord r = run(R"({"clients": 2, "algorithms": ["set-nx-px"], "duration_ms": 2500,
+                 "topology": {"replicas": 2},
+                 "workload": {"locks": ["L"], "ttl_ms": 10000, "wait_ms": 500, "work_ms": 1500},
+                 "faults": [{"kind": "cut-replication", "at_ms": 0, "nodes": [1]},
+                            {"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 200},
+                            {"kind": "failover", "mode": "manual", "nodes": [)" +
+                          std::to_string(promoted) + R"(], "at_ms": 300}]})",
+                      "set-nx-px");
+    SCOPED_TRACE("promoted replica " + std::to_string(promoted));
+    EXPECT_EQ(r.events("nemesis", "cut-replication", "info")[0]["value"]["replicas"], json({1}));
+    const auto failover = r.events("nemesis", "failover", "info");
+    ASSERT_EQ(failover.size(), 2u);
+    EXPECT_EQ(failover[0]["value"]["replicas"], json({promoted}));
+    if (promoted == 1)
+      EXPECT_GT(r.count("mutual-exclusion"), 0) << "replica 1 never got the key";
+    else
+      EXPECT_EQ(r.count("mutual-exclusion"), 0) << "replica 0 had the key";
+  }
+}
+
 // Redlock after 4 of its 5 masters crashed for good refuses every acquire,
 // as it must without a majority: availability lost under the crash, never
 // a liveness violation; with a client's clock jumped on top, the same.

@@ -216,6 +216,30 @@ TEST(ScenarioFaults, TargetsTheTopologyDoesNotHaveAreRejected) {
                {"'faults[0].when.client'", "c9"});
 }
 
+// A replication cut or a failover names node 0's replicas by number: the
+// story of a WAIT acknowledged by one replica while another is promoted.
+TEST(ScenarioFaults, ReplicationFaultsNameTheReplicasTheyActOn) {
+  const std::string two = R"(,"topology":{"replicas":2})";
+  Scenario s = parse_scenario(with_fault(R"({"kind":"cut-replication","at_ms":0,"nodes":[1]},
+                    {"kind":"failover","at_ms":10,"mode":"manual","nodes":[1]})",
+                                         R"(["set-nx-px"])", two),
+                              "s.json");
+  EXPECT_EQ(s.faults[0].nodes, std::vector<int>{1});
+  EXPECT_EQ(s.faults[1].nodes, std::vector<int>{1});
+  EXPECT_EQ(scenario_to_json(s)["faults"][1]["nodes"], json({1}));
+  expect_error(
+      with_fault(R"({"kind":"cut-replication","at_ms":0,"nodes":[2]})", R"(["set-nx-px"])", two),
+      {"'faults[0].nodes' names replica 2, but node 0 has 2"});
+  expect_error(with_fault(R"({"kind":"failover","at_ms":0,"mode":"manual","nodes":[0,1]})",
+                          R"(["set-nx-px"])", two),
+               {"'faults[0].nodes' names the one replica that becomes the master"});
+  expect_error(with_fault(R"({"kind":"failover","at_ms":0,"nodes":[1]})", R"(["set-nx-px"])",
+                          R"(,"topology":{"replicas":2,"sentinels":3})"),
+               {"'faults[0].nodes'", "only a manual failover"});
+  expect_error(with_fault(R"({"kind":"pause","at_ms":0,"duration_ms":5,"nodes":[0]})"),
+               {"'faults[0].nodes' does not apply to pause"});
+}
+
 TEST(ScenarioFaults, FieldsAreReadAsTheFaultVocabularySays) {
   expect_error(with_fault(R"({"kind":"pauze","at_ms":10})"),
                {"'faults[0].kind'", "pause, crash-client", "failover", "\"pauze\""});
