@@ -125,6 +125,10 @@ class Lock {
 struct AlgorithmInfo {
   std::string id;
   std::string description;
+  // Its family in the order of the design's history, which comparisons
+  // follow: "old recipe", "single instance", "Redisson-style", "Redlock",
+  // "fenced", "replica-synced".
+  std::string family;
   bool reentrant = false;
   bool fencing = false;
   bool multi_node = false;  // needs several independent masters (Redlock)

@@ -21,43 +21,60 @@ struct Entry {
 };
 
 const std::vector<Entry>& entries() {
-  // Features: reentrant, fencing, multi_node, needs_replica; then the steps it offers.
+  // In the order of the design's history: the old recipes, the single-instance
+  // lock, Redisson's, Redlock, fencing, replica-synced.
   static const std::vector<Entry> table = {
-      {{"setnx-getset",
-        "classic SETNX <deadline> / GET / GETSET recipe, deadlines by client clock; unlock = plain "
-        "DEL",
-        false, false, false, false, setnx_getset_steps(false)},
+      {{.id = "setnx-getset",
+        .description = "classic SETNX <deadline> / GET / GETSET recipe, deadlines by client clock; "
+                       "unlock = plain DEL",
+        .family = "old recipe",
+        .steps = setnx_getset_steps(false)},
        make_setnx_getset},
-      {{"setnx-getset-safe-unlock",
-        "setnx-getset, but unlock DELs only while the client's own deadline has not passed", false,
-        false, false, false, setnx_getset_steps(true)},
+      {{.id = "setnx-getset-safe-unlock",
+        .description =
+            "setnx-getset, but unlock DELs only while the client's own deadline has not passed",
+        .family = "old recipe",
+        .steps = setnx_getset_steps(true)},
        make_setnx_getset_safe_unlock},
-      {{"setnx-getset-lua",
-        "setnx-getset in one Lua script with client timestamps and PEXPIRE; unlock = plain DEL",
-        false, false, false, false},
+      {{.id = "setnx-getset-lua",
+        .description =
+            "setnx-getset in one Lua script with client timestamps and PEXPIRE; unlock = plain DEL",
+        .family = "old recipe"},
        make_setnx_getset_lua},
-      {{"setnx-expire", "SETNX then a separate EXPIRE (not atomic); release by compare-and-delete",
-        false, false, false, false, setnx_expire_steps()},
+      {{.id = "setnx-expire",
+        .description = "SETNX then a separate EXPIRE (not atomic); release by compare-and-delete",
+        .family = "old recipe",
+        .steps = setnx_expire_steps()},
        make_setnx_expire},
-      {{"set-nx-px",
-        "SET key owner NX PX ttl; release and extend by Lua compare-and-delete/-pexpire", false,
-        false, false, false},
+      {{.id = "set-nx-px",
+        .description =
+            "SET key owner NX PX ttl; release and extend by Lua compare-and-delete/-pexpire",
+        .family = "single instance"},
        make_set_nx_px},
-      {{"redisson-hash",
-        "Redisson RLock: re-entrant hash lock, watchdog renewal every ttl/3, pub/sub unlock "
-        "wake-up",
-        true, false, false, false},
+      {{.id = "redisson-hash",
+        .description = "Redisson RLock: re-entrant hash lock, watchdog renewal every ttl/3, "
+                       "pub/sub unlock wake-up",
+        .family = "Redisson-style",
+        .reentrant = true},
        make_redisson_hash},
-      {{"redlock",
-        "Redlock over N >= 3 independent masters: majority and validity = ttl - elapsed - drift",
-        false, false, true, false, redlock_steps()},
+      {{.id = "redlock",
+        .description = "Redlock over N >= 3 independent masters: majority and validity = ttl - "
+                       "elapsed - drift",
+        .family = "Redlock",
+        .multi_node = true,
+        .steps = redlock_steps()},
        make_redlock},
-      {{"fenced", "set-nx-px plus a fencing token from INCR on <name>:fence, in one script", false,
-        true, false, false},
+      {{.id = "fenced",
+        .description = "set-nx-px plus a fencing token from INCR on <name>:fence, in one script",
+        .family = "fenced",
+        .fencing = true},
        make_fenced},
-      {{"wait-synced",
-        "set-nx-px followed by WAIT for replicas; released again if too few acknowledge", false,
-        false, false, true, wait_synced_steps()},
+      {{.id = "wait-synced",
+        .description =
+            "set-nx-px followed by WAIT for replicas; released again if too few acknowledge",
+        .family = "replica-synced",
+        .needs_replica = true,
+        .steps = wait_synced_steps()},
        make_wait_synced},
   };
   return table;

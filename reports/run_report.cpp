@@ -412,7 +412,8 @@ class Section {
     std::string out = "<h3 id=\"" + escape(id_) + "-causes\">Violations: " + escape(causes_text()) +
                       "</h3><p class=\"hint\">Violations that share their earlier hold (or, "
                       "without one, a fault window and a process) are one cause, told step by "
-                      "step from the history; its violations are folded under it. Click a step "
+                      "step from the history; a lost update joins the overlap that put the "
+                      "counter back. Its violations are folded under it. Click a step "
                       "to mark it on the timeline; n and p jump between causes.</p>";
     if (!unlisted_text().empty())
       out += "<p class=\"notice\">The checkers found more than they list (" +

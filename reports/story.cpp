@@ -439,8 +439,25 @@ std::vector<Cause> group_by_cause(const Timeline& timeline,
   std::vector<Cause> causes;
   std::map<HoldRef, size_t> by_hold;
   std::map<std::pair<size_t, std::string>, size_t> by_fault;  // (fault, first process)
+  auto add = [&](size_t at, size_t k, std::optional<HoldRef> hold, std::optional<size_t> fault) {
+    if (at == causes.size()) {
+      causes.emplace_back();
+      causes.back().hold = hold;
+      causes.back().fault = fault;
+    }
+    causes[at].violations.push_back(k);
+    ++causes[at].kinds[violations[k].kind];
+  };
+  // A lost update follows from whatever put the counter back, which may be
+  // long before its own two writes: those come last, to join the cause they
+  // follow from.
+  std::vector<size_t> lost_updates;
   for (size_t k = 0; k < violations.size(); ++k) {
     const Violation& v = violations[k];
+    if (is(v, ViolationKind::LostUpdate)) {
+      lost_updates.push_back(k);
+      continue;
+    }
     size_t at = causes.size();
     // A stretch without a holder, or a wrong nesting depth, is not caused by
     // the hold its events touch: those group by fault window only.
@@ -461,14 +478,52 @@ std::vector<Cause> group_by_cause(const Timeline& timeline,
         at = it->second;
       }
     }
-    if (at == causes.size()) {
-      causes.emplace_back();
-      causes.back().hold = hold;
-      causes.back().fault = fault;
-    }
-    causes[at].violations.push_back(k);
-    ++causes[at].kinds[v.kind];
+    add(at, k, hold, fault);
   }
+  // Each lost update joins the cause of a hold one of its writes was made
+  // under; else the latest cause of a hold that began before its first
+  // write (the overlap that put the counter back); else its own earlier hold.
+  const size_t hold_causes = causes.size();
+  for (size_t k : lost_updates) {
+    const Violation& v = violations[k];
+    std::optional<size_t> at;
+    for (int64_t index : v.events) {
+      auto place = timeline.places.find(index);
+      if (place == timeline.places.end()) continue;
+      auto lane = lanes.find(place->second.process);
+      if (lane == lanes.end()) continue;
+      if (auto hold = hold_at(timeline.lanes[lane->second], v.lock, place->second.time_ns))
+        if (auto it = by_hold.find({lane->second, *hold});
+            it != by_hold.end() && it->second < hold_causes)
+          at = it->second;
+      if (at) break;
+    }
+    if (!at) {
+      const int64_t first = event_span(v, timeline).first;
+      int64_t latest = INT64_MIN;
+      for (size_t c = 0; c < hold_causes; ++c) {
+        if (!causes[c].hold) continue;
+        const Hold& h = timeline.lanes[causes[c].hold->lane].holds[causes[c].hold->hold];
+        if (h.lock == v.lock && h.start_ns <= first && h.start_ns > latest) {
+          latest = h.start_ns;
+          at = c;
+        }
+      }
+    }
+    if (at) {
+      add(*at, k, std::nullopt, std::nullopt);
+      continue;
+    }
+    std::optional<HoldRef> hold = earlier_hold(v, timeline, lanes);
+    size_t own = causes.size();
+    if (hold) own = by_hold.try_emplace(*hold, causes.size()).first->second;
+    add(own, k, hold, std::nullopt);
+  }
+  // In the order of each cause's first violation, each cause's in order.
+  for (auto& cause : causes) std::sort(cause.violations.begin(), cause.violations.end());
+  std::stable_sort(causes.begin(), causes.end(), [](const Cause& a, const Cause& b) {
+    return a.violations.front() < b.violations.front();
+  });
   return causes;
 }
 
@@ -513,7 +568,8 @@ std::string cause_headline(const Cause& cause, const Timeline& timeline,
     const Hold& h = lane.holds[cause.hold->hold];
     out = b(lane.process) + "'s hold of " + (h.lock.empty() ? "the lock" : b(h.lock)) + " from " +
           at_time(h.start_ns) + " to " + at_time(h.end_ns) +
-          (h.end == HoldEnd::EndOfHistory ? " (the end of the history)" : "");
+          (h.end == HoldEnd::EndOfHistory ? " (the end of the history)" : "") +
+          (h.ttl_ms ? " on a " + escape(format_duration(*h.ttl_ms * 1'000'000)) + " lease" : "");
     from = h.start_ns;
     to = h.end_ns;
   } else {
@@ -542,6 +598,7 @@ std::string cause_headline(const Cause& cause, const Timeline& timeline,
     const Fault& f = timeline.faults[*fault];
     std::string targets = fault_targets(f);
     out += ", during " + escape(f.kind) + (targets.empty() ? "" : " " + escape(targets));
+    if (f.ended && !f.instant) out += " for " + escape(format_duration(f.end_ns - f.start_ns));
   }
   return out;
 }

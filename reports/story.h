@@ -30,7 +30,10 @@ struct HoldRef {
 // processes, on their lock, that contains one of their events and started
 // first), or, without such a hold, the same fault window and first process.
 // Liveness and reentrancy violations are not about a hold: they group by
-// fault window only.
+// fault window only. A lost update follows from the overlap that put the
+// counter back: it joins the cause of a hold one of its writes was made
+// under, else the latest cause of a hold (on its lock) that began before its
+// first write, else it groups by its own earlier hold.
 struct Cause {
   std::vector<size_t> violations;       // 0-based indices into the violations, ascending
   std::optional<HoldRef> hold;          // the shared earlier hold

@@ -3,8 +3,10 @@
 // cells that disagree with the literature stand out from across the room.
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "atomic_file.h"
 #include "html.h"
@@ -164,10 +166,24 @@ std::string cell(const Row& row, const std::string& algorithm) {
   }
 
   std::string inner;
+  if (outcome == RunOutcome::kNotApplicable) {
+    // Not run: the reason is the whole cell.
+    return "<td class=\"cell not-applicable\" title=\"" + escape(tip) +
+           "\"><span class=\"cell-mark\">not applicable</span><span class=\"na-reason\">" +
+           escape(first.not_applicable.value_or("not run")) + "</span></td>";
+  }
   for (const auto& [verdict, n] : verdicts) inner += verdict_pill(verdict, mine.size() > 1 ? n : 0);
+  std::set<std::string> kinds;
+  for (size_t i : mine)
+    for (const auto& kind : found_kinds(runs[i])) kinds.insert(kind);
+  if (!kinds.empty()) {
+    std::string list;
+    for (const auto& kind : kinds) list += (list.empty() ? "" : ", ") + kind;
+    inner += "<span class=\"cell-kinds\">" + escape(list) + "</span>";
+  }
   if (first.expected)
-    inner += "<span class=\"cell-expected\">expected " +
-             escape(verdict_name(first.expected->verdict)) + "</span>";
+    inner += "<span class=\"cell-expected\">expected " + escape(expected_text(*first.expected)) +
+             "</span>";
   std::string mark;
   if (outcome && mine.size() > 1) {
     mark = std::to_string(counts[RunOutcome::kMet]) + "/" + std::to_string(mine.size()) + " met";
@@ -190,6 +206,26 @@ std::string cell(const Row& row, const std::string& algorithm) {
            "\">" + inner + "</a>";
   else
     out += inner;
+  // What the faults cost, said as its own neutral fact beside the verdict.
+  double longest_s = 0;
+  std::set<std::string> under;
+  for (size_t i : mine)
+    if (runs[i].check)
+      for (const auto& stretch : runs[i].check->unavailable) {
+        longest_s = std::max(longest_s, double(stretch.to_ns - stretch.from_ns) / 1e9);
+        under.insert(stretch.faults.begin(), stretch.faults.end());
+      }
+  if (!under.empty()) {
+    std::string faults;
+    for (const auto& f : under) faults += (faults.empty() ? "" : ", ") + f;
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f s", longest_s);
+    out += "<span class=\"cell-unavailable\">refuses under " + escape(faults) + " for " + seconds +
+           "</span>";
+  }
+  if (first.expected && !first.expected->why.empty())
+    out += "<details class=\"why\"><summary>why</summary>" + escape(first.expected->why) +
+           "</details>";
   return out + "</td>";
 }
 
@@ -232,6 +268,57 @@ std::string sweep_charts(const fs::path& suite_dir) {
   return out + "</div>";
 }
 
+// How a lock fared across the stories: those measured (run and completed,
+// every fault fired) and those it survived (no run found a violation).
+struct Survival {
+  size_t measured = 0, survived = 0;
+  std::vector<std::string> broken_by;  // the stories that broke it
+};
+
+Survival survival(const std::vector<Row>& rows, const std::string& algorithm) {
+  Survival out;
+  for (const auto& row : rows) {
+    if (!row.results) continue;
+    bool measured = false, safe = true;
+    for (const auto& run : row.results->runs) {
+      if (run.algorithm != algorithm) continue;
+      const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
+      if (outcome == RunOutcome::kNotApplicable || outcome == RunOutcome::kError ||
+          outcome == RunOutcome::kNotExercised) {
+        measured = false;
+        break;
+      }
+      measured = true;
+      safe = safe && run.verdict == Verdict::Safe;
+    }
+    if (!measured) continue;
+    ++out.measured;
+    if (safe)
+      ++out.survived;
+    else
+      out.broken_by.push_back(row.results->scenario);
+  }
+  return out;
+}
+
+// "Which lock survives what": per lock, the stories it survived out of
+// those it was measured in, and the ones that broke it.
+std::string survivors(const std::vector<Row>& rows, const std::vector<std::string>& algorithms) {
+  if (algorithms.size() < 2) return "";
+  std::string out =
+      "<h2>Which lock survives what</h2><table class=\"survivors\"><thead><tr><th>lock</th>"
+      "<th>survives</th><th>broken by</th></tr></thead><tbody>";
+  for (const auto& algorithm : algorithms) {
+    const Survival tally = survival(rows, algorithm);
+    std::string broken;
+    for (const auto& story : tally.broken_by) broken += (broken.empty() ? "" : ", ") + story;
+    out += "<tr><td>" + escape(algorithm) + "</td><td>" + std::to_string(tally.survived) + " of " +
+           std::to_string(tally.measured) + " stories</td><td>" +
+           escape(broken.empty() ? "—" : broken) + "</td></tr>";
+  }
+  return out + "</tbody></table>";
+}
+
 }  // namespace
 
 std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir) {
@@ -250,7 +337,23 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   std::vector<Row> rows;
   for (const auto& dir : scenario_dirs(suite_dir, suite)) rows.push_back(read_row(suite_dir, dir));
 
+  // The columns: the locks the suite lists, in its order (the order of
+  // their design), then any other lock a run names.
   std::vector<std::string> algorithms;
+  std::map<std::string, std::string> family, shown_name;
+  if (suite.is_object() && suite.contains("locks") && suite["locks"].is_array())
+    for (const auto& lock : suite["locks"]) {
+      if (!lock.is_object() || !lock.contains("name") || !lock["name"].is_string()) continue;
+      const std::string lock_name = lock["name"];
+      algorithms.push_back(lock_name);
+      if (lock.contains("family") && lock["family"].is_string()) family[lock_name] = lock["family"];
+      std::string shown = lock_name;
+      if (lock.contains("version") && lock["version"].is_string())
+        shown += " (" + lock["version"].get<std::string>() + ")";
+      if (lock.contains("like") && lock["like"].is_string())
+        shown += ", like " + lock["like"].get<std::string>();
+      shown_name[lock_name] = shown;
+    }
   std::map<RunOutcome, size_t> outcomes;  // runs per outcome
   size_t none = 0;                        // runs without an expectation
   for (const auto& row : rows) {
@@ -298,8 +401,29 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   if (none) body += ", " + counted(none, "run") + " without expectation";
   body += "</div>";
 
-  body += "<div class=\"matrix-box\"><table class=\"matrix\"><thead><tr><th>scenario</th>";
-  for (const auto& algorithm : algorithms) body += "<th>" + escape(algorithm) + "</th>";
+  body += survivors(rows, algorithms);
+  body += "<div class=\"matrix-box\"><table class=\"matrix\"><thead>";
+  if (!family.empty()) {
+    // The families, in the order of the design's history, over their locks.
+    body += "<tr class=\"families\"><th></th>";
+    for (size_t i = 0; i < algorithms.size();) {
+      size_t span = 1;
+      while (i + span < algorithms.size() && family[algorithms[i + span]] == family[algorithms[i]])
+        ++span;
+      body += "<th colspan=\"" + std::to_string(span) + "\" class=\"family\">" +
+              escape(family[algorithms[i]]) + "</th>";
+      i += span;
+    }
+    body += "</tr>";
+  }
+  body += "<tr><th>story</th>";
+  for (const auto& algorithm : algorithms) {
+    const Survival tally = survival(rows, algorithm);
+    body += "<th class=\"lock\">" +
+            escape(shown_name.count(algorithm) ? shown_name[algorithm] : algorithm) +
+            "<span class=\"survives\">survives " + std::to_string(tally.survived) + " of " +
+            std::to_string(tally.measured) + "</span></th>";
+  }
   body += "</tr></thead><tbody>";
   for (const auto& row : rows) {
     if (!row.results) {

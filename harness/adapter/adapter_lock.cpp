@@ -37,6 +37,11 @@ AdapterInfo say_hello(AdapterProcess& adapter) {
   if (name == response.end() || !name->is_string() || name->get<std::string>().empty())
     protocol_error(adapter, "answered hello without a \"name\"", response);
   info.name = name->get<std::string>();
+  if (auto version = response.find("version"); version != response.end() && !version->is_null()) {
+    if (!version->is_string())
+      protocol_error(adapter, "answered hello with a \"version\" that is not a string", response);
+    info.version = version->get<std::string>();
+  }
   info.reentrant = optional_bool(adapter, response, "reentrant").value_or(false);
   info.fencing = optional_bool(adapter, response, "fencing").value_or(false);
   info.multi_node = optional_bool(adapter, response, "multi_node");

@@ -19,6 +19,8 @@ namespace locklab {
 // What an adapter says about itself in answer to "hello".
 struct AdapterInfo {
   std::string name;  // e.g. "redis-py-lock": names the algorithm in results
+  // The library and version it wraps, as comparisons print it ("redis-py 4.3.4"); may be empty.
+  std::string version;
   bool reentrant = false;
   bool fencing = false;  // every successful acquire carries an integer token
   // It takes its lock over several independent masters (Redlock) and wants

@@ -123,6 +123,7 @@ Action add_suite_command(CLI::App& parent) {
     suite_options.live_progress = ::isatty(STDERR_FILENO);
 
     suite_options.locks = locks;
+    suite_options.redis_version = Servers{target}.redis_version();
     nlohmann::json results =
         suite::run_suite(scenarios, suite_options, cell_runner(locks, Servers{target}));
     std::cerr << suite::totals_line(suite::SuiteTotals::from_json(results["totals"])) << "\n"

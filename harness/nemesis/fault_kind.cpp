@@ -195,7 +195,7 @@ const std::array<FaultKindInfo, kFaultKindCount> kFaultKinds = {{
                  .type = ParamType::Choice,
                  .choices = {"sentinel", "manual"},
                  .meaning = "sentinel: kill the master and let Sentinel promote; manual: "
-                            "REPLICAOF NO ONE",
+                            "REPLICAOF NO ONE, and the other replicas follow the new master",
                  .choice_needs = {Need::Sentinels, Needs()},
                  // A manual failover is quicker, so explore tries more of them.
                  .choice_weights = {20, 80}}},

@@ -47,8 +47,9 @@ class FaultTargets {
   virtual bool has_sentinels() const = 0;
 
   // Makes replica `server` a master at once, as an operator would (REPLICAOF
-  // NO ONE). On servers the lab did not start, the replica is put back under
-  // its master when the run ends.
+  // NO ONE), and points node 0's other replicas at it, as Sentinel would. On
+  // servers the lab did not start, only the replica changes, and it is put
+  // back under its master when the run ends.
   virtual void promote(size_t server) = 0;
 
   // Starts a Sentinel failover of node 0's master and returns where that

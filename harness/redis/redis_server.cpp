@@ -179,4 +179,23 @@ std::unique_ptr<Connection> RedisServer::connect(ConnectionOptions options) cons
   return std::make_unique<HiredisConnection>(endpoint(), options);
 }
 
+std::string installed_redis_version() {
+  try {
+    TempDir dir("locklab-redis-version");
+    ChildProcess child({.argv = {"redis-server", "--version"}, .output = dir.path() / "out"});
+    // It prints one line and exits: wait for that, a few seconds at most.
+    for (int i = 0; i < 500 && child.running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    child.kill();
+    std::ifstream in(dir.path() / "out");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // "Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=…"
+    const size_t at = text.find("v=");
+    if (at == std::string::npos) return "";
+    return text.substr(at + 2, text.find(' ', at) - at - 2);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 }  // namespace locklab

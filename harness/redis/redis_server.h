@@ -83,4 +83,8 @@ int free_loopback_port();
 // The last non-empty line of a log file (for error messages).
 std::string last_log_line(const std::filesystem::path& log);
 
+// The version of the redis-server on PATH ("7.0.15", from `redis-server
+// --version`); "" when there is none or it cannot be told.
+std::string installed_redis_version();
+
 }  // namespace locklab

@@ -232,6 +232,16 @@ void Cluster::promote(size_t server) {
           [replica, master = *master, auth = auth_] { put_back(replica, master, auth); }));
     }
   promote_replica(replica, auth_);
+  // The other replicas follow the new master, as Sentinel (or an operator)
+  // makes them: their links now lead there, and the open ones are closed so
+  // that they reconnect and resynchronise from it. Replicas of a target stay
+  // as they are (they are put back only by their own failover).
+  if (!servers_.empty())
+    for (size_t r = 0; r < replication_links_.size(); ++r) {
+      if (masters_ + r == server) continue;
+      replication_links_[r]->retarget(replica);
+      replication_links_[r]->cut();
+    }
 }
 
 Endpoint Cluster::start_sentinel_failover() {

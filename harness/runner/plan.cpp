@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "adapter_lock.h"
+#include "redis_server.h"
 
 namespace locklab {
 namespace {
@@ -71,6 +72,7 @@ LockUnderTest LockUnderTest::built_in(std::string_view id) {
   const AlgorithmInfo& a = algorithm_info(id);
   LockUnderTest lock;
   lock.name = a.id;
+  lock.family = a.family;
   lock.reentrant = a.reentrant;
   lock.fencing = a.fencing;
   lock.multi_node = a.multi_node;
@@ -84,6 +86,8 @@ LockUnderTest LockUnderTest::from_adapter(AdapterConfig config, std::optional<st
   const AdapterInfo hello = probe_adapter(config);
   LockUnderTest lock;
   lock.name = hello.name;
+  lock.family = "library";
+  lock.version = hello.version;
   lock.adapter = std::move(config);
   lock.like = std::move(like);
   lock.reentrant = hello.reentrant;
@@ -128,6 +132,10 @@ ConnectionOptions Servers::connection_options() const {
 std::optional<std::string> Servers::target_name() const {
   if (!target) return std::nullopt;
   return target->name;
+}
+
+std::string Servers::redis_version() const {
+  return target ? target_redis_version(*target) : installed_redis_version();
 }
 
 const Expectation& expectation_for(const Scenario& scenario, const LockUnderTest& lock) {

@@ -30,6 +30,8 @@ namespace locklab {
 // (hello) what it is. Everything the plan needs to know about a lock is here.
 struct LockUnderTest {
   std::string name;                      // the algorithm id, or the adapter's hello name
+  std::string family;                    // the built-in's family (lock.h), or "library"
+  std::string version;                   // an adapter's library and version, from its hello
   std::optional<AdapterConfig> adapter;  // set for a lock that is an adapter program
   // The built-in an adapter stands in for (--like): its faults, topology and
   // expectations apply.
@@ -70,6 +72,9 @@ struct Servers {
   ConnectionOptions connection_options() const;
   // The target's name, for results; nullopt on the lab's own servers.
   std::optional<std::string> target_name() const;
+  // The Redis version they run ("7.0.15"): the target's (INFO), or that of
+  // the redis-server the lab starts; "" when it cannot be told.
+  std::string redis_version() const;
 };
 
 // What the runner does for one cell.

@@ -167,6 +167,19 @@ void flush_target(const Target& target) {
   }
 }
 
+std::string target_redis_version(const Target& target) {
+  try {
+    HiredisConnection connection(target.masters.front(), target.connection_options());
+    const Reply info = connection.command({"INFO", "server"});
+    const size_t at = info.str.find("redis_version:");
+    if (at == std::string::npos) return "";
+    const size_t from = at + std::string("redis_version:").size();
+    return info.str.substr(from, info.str.find_first_of("\r\n", from) - from);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 Needs Target::provides() const {
   // The clients, their clocks and the proxies in front of the servers are the lab's.
   Needs out = Need::ClientClock | Need::ClientLinks | Need::LinkLatency;

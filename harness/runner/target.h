@@ -69,6 +69,10 @@ void check_target_reachable(const Target& target);
 // TargetError naming the first server that fails.
 void flush_target(const Target& target);
 
+// The Redis version `target`'s first master reports (INFO server); "" when
+// it cannot be asked.
+std::string target_redis_version(const Target& target);
+
 // Why `target` cannot give a fault what it needs, or nullopt when it can
 // (the first need it lacks, in kNeeds' order, says why).
 std::optional<std::string> unavailable_on(const Fault& fault, const Target& target);

@@ -174,21 +174,40 @@ json merge_suites(const MergeOptions& options) {
   if (shard_options.contains("seed") && shard_options["seed"].is_number())
     suite.matrix.seed = shard_options["seed"].get<uint64_t>();
   suite.matrix.algorithms = shard_options.value("algorithms", std::vector<std::string>{});
-  // An adapter's cells carry its name, in place of a built-in id; a suite
-  // of adapters alone has no built-in cell.
+  // The locks compared, in column order (a suite that predates "locks":
+  // its cells' names, an adapter's in place of a built-in id).
   suite.matrix.built_ins = false;
-  std::set<std::string> extra;
-  for (const ShardOutput& shard : shards)
-    for (const auto& cell : shard.document["cells"]) {
-      const std::string lock = cell.value("algorithm", "");
-      if (find_algorithm(lock)) {
-        suite.matrix.built_ins = true;
-      } else if (extra.insert(lock).second) {
-        ExtraLock adapter{lock, {}};
-        if (cell.contains("like") && cell["like"].is_string()) adapter.like = cell["like"];
-        suite.matrix.extra.push_back(adapter);
+  const json& listed =
+      shards.front().document.contains("locks") ? shards.front().document["locks"] : json::array();
+  std::vector<std::pair<std::string, std::optional<std::string>>> names;
+  for (const auto& entry : listed) {
+    LockUnderTest lock;
+    lock.name = entry.value("name", "");
+    lock.family = entry.value("family", "");
+    lock.version = entry.value("version", "");
+    if (entry.contains("like") && entry["like"].is_string()) lock.like = entry["like"];
+    if (entry.contains("adapter") && entry["adapter"].is_string())
+      lock.adapter = AdapterConfig{.command = entry["adapter"]};
+    names.emplace_back(lock.name, lock.like);
+    suite.locks.push_back(std::move(lock));
+  }
+  if (names.empty())
+    for (const ShardOutput& shard : shards)
+      for (const auto& cell : shard.document["cells"]) {
+        const std::string lock = cell.value("algorithm", "");
+        std::optional<std::string> like;
+        if (cell.contains("like") && cell["like"].is_string()) like = cell["like"];
+        if (std::none_of(names.begin(), names.end(),
+                         [&](const auto& n) { return n.first == lock; }))
+          names.emplace_back(lock, like);
       }
-    }
+  for (const auto& [lock, like] : names) {
+    if (find_algorithm(lock))
+      suite.matrix.built_ins = true;
+    else
+      suite.matrix.extra.push_back({lock, like});
+  }
+  suite.redis_version = shards.front().document.value("redis_version", "");
   json invocation = current_invocation();
   invocation["merged"] = json::array();
   for (const auto& s : shards) invocation["merged"].push_back(s.dir.string());

@@ -200,6 +200,18 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
     summaries.push_back(std::move(cell));
   }
 
+  // The compared locks, in column order: those with cells.
+  json locks = json::array();
+  for (const LockUnderTest& lock : options.locks) {
+    if (std::none_of(cells.begin(), cells.end(),
+                     [&](const Cell& cell) { return cell.algorithm == lock.name; }))
+      continue;
+    json entry = {{"name", lock.name}, {"family", lock.family}};
+    if (lock.like) entry["like"] = *lock.like;
+    if (lock.adapter) entry["adapter"] = lock.adapter->command;
+    if (!lock.version.empty()) entry["version"] = lock.version;
+    locks.push_back(std::move(entry));
+  }
   const SuiteTotals totals = suite_totals(summaries);
   const int status = suite_exit_status(totals);
   json cell_entries = json::array();
@@ -223,7 +235,9 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
       {"scenarios", scenario_entries},
       {"cells", cell_entries},
       {"totals", totals.to_json()},
-      {"exit_status", status}};
+      {"exit_status", status},
+      {"redis_version", options.redis_version},
+      {"locks", locks}};
   write_file_atomically(options.out_dir / "results.json", document.dump(2) + "\n");
   if (options.junit_file)
     write_file_atomically(*options.junit_file, junit_xml("locklab " + options.name, junit));

@@ -34,9 +34,12 @@ struct SuiteOptions {
   int jobs = 1;  // cells run at the same time (each starts its own servers)
   Shard shard;
   MatrixOptions matrix;
-  // The locks the cells name, for what a cell whose runner throws was held
-  // to (a name not among them: the scenario's expectation for that name).
+  // The locks the cells name, in the order of the comparison's columns: for
+  // the suite document's "locks" and for what a cell whose runner throws was
+  // held to (a name not among them: the scenario's expectation for that name).
   std::vector<LockUnderTest> locks;
+  // The Redis version the cells ran against, as results record it ("" unknown).
+  std::string redis_version;
   bool html_report = true;
   // How the suite was started (command line, working directory), recorded
   // as given in results.json so that the suite can be repeated.
@@ -53,7 +56,8 @@ struct SuiteOptions {
 // (how run seeds are derived), scenarios [{scenario, dir, file, seed,
 // algorithms}] (those with cells in this shard), cells [CellSummary entries,
 // each with scenario_file and results: its results.json], totals
-// (SuiteTotals) and exit_status (suite_exit_status).
+// (SuiteTotals), exit_status (suite_exit_status), redis_version, and locks
+// [{name, family, like, adapter, version}]: the locks with cells, in column order.
 // A cell whose runner throws counts as a run with that error (outcome
 // error); only output that cannot be written throws (std::runtime_error
 // naming the file).

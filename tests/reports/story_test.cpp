@@ -166,7 +166,7 @@ TEST(ReportStory, ALivenessViolationGroupsByItsFaultWindowNotByAHold) {
             0u)
       << story.front().html;
   EXPECT_EQ(cause_headline(causes[0], timeline, {v}),
-            "liveness by <b>c2</b> at 0.010 s, during partition");
+            "liveness by <b>c2</b> at 0.010 s, during partition for 945.0 ms");
 }
 
 // Two holders stall one after the other: two causes, each with its own
