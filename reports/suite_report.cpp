@@ -9,6 +9,7 @@
 #include <set>
 
 #include "atomic_file.h"
+#include "comparison.h"
 #include "html.h"
 #include "plots.h"
 #include "report.h"
@@ -268,36 +269,11 @@ std::string sweep_charts(const fs::path& suite_dir) {
   return out + "</div>";
 }
 
-// How a lock fared across the stories: those measured (run and completed,
-// every fault fired) and those it survived (no run found a violation).
-struct Survival {
-  size_t measured = 0, survived = 0;
-  std::vector<std::string> broken_by;  // the stories that broke it
-};
-
-Survival survival(const std::vector<Row>& rows, const std::string& algorithm) {
-  Survival out;
-  for (const auto& row : rows) {
-    if (!row.results) continue;
-    bool measured = false, safe = true;
-    for (const auto& run : row.results->runs) {
-      if (run.algorithm != algorithm) continue;
-      const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
-      if (outcome == RunOutcome::kNotApplicable || outcome == RunOutcome::kError ||
-          outcome == RunOutcome::kNotExercised) {
-        measured = false;
-        break;
-      }
-      measured = true;
-      safe = safe && run.verdict == Verdict::Safe;
-    }
-    if (!measured) continue;
-    ++out.measured;
-    if (safe)
-      ++out.survived;
-    else
-      out.broken_by.push_back(row.results->scenario);
-  }
+// The stories a suite's rows could read.
+std::vector<const ScenarioResults*> stories_of(const std::vector<Row>& rows) {
+  std::vector<const ScenarioResults*> out;
+  for (const auto& row : rows)
+    if (row.results) out.push_back(&*row.results);
   return out;
 }
 
@@ -309,7 +285,7 @@ std::string survivors(const std::vector<Row>& rows, const std::vector<std::strin
       "<h2>Which lock survives what</h2><table class=\"survivors\"><thead><tr><th>lock</th>"
       "<th>survives</th><th>broken by</th></tr></thead><tbody>";
   for (const auto& algorithm : algorithms) {
-    const Survival tally = survival(rows, algorithm);
+    const Survival tally = survival(stories_of(rows), algorithm);
     std::string broken;
     for (const auto& story : tally.broken_by) broken += (broken.empty() ? "" : ", ") + story;
     out += "<tr><td>" + escape(algorithm) + "</td><td>" + std::to_string(tally.survived) + " of " +
@@ -341,19 +317,12 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   // their design), then any other lock a run names.
   std::vector<std::string> algorithms;
   std::map<std::string, std::string> family, shown_name;
-  if (suite.is_object() && suite.contains("locks") && suite["locks"].is_array())
-    for (const auto& lock : suite["locks"]) {
-      if (!lock.is_object() || !lock.contains("name") || !lock["name"].is_string()) continue;
-      const std::string lock_name = lock["name"];
-      algorithms.push_back(lock_name);
-      if (lock.contains("family") && lock["family"].is_string()) family[lock_name] = lock["family"];
-      std::string shown = lock_name;
-      if (lock.contains("version") && lock["version"].is_string())
-        shown += " (" + lock["version"].get<std::string>() + ")";
-      if (lock.contains("like") && lock["like"].is_string())
-        shown += ", like " + lock["like"].get<std::string>();
-      shown_name[lock_name] = shown;
-    }
+  for (const LockColumn& lock : listed_locks(suite)) {
+    algorithms.push_back(lock.name);
+    family[lock.name] = lock.family;
+    shown_name[lock.name] = lock.name + (lock.version.empty() ? "" : " (" + lock.version + ")") +
+                            (lock.like.empty() ? "" : ", like " + lock.like);
+  }
   std::map<RunOutcome, size_t> outcomes;  // runs per outcome
   size_t none = 0;                        // runs without an expectation
   for (const auto& row : rows) {
@@ -418,7 +387,7 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   }
   body += "<tr><th>story</th>";
   for (const auto& algorithm : algorithms) {
-    const Survival tally = survival(rows, algorithm);
+    const Survival tally = survival(stories_of(rows), algorithm);
     body += "<th class=\"lock\">" +
             escape(shown_name.count(algorithm) ? shown_name[algorithm] : algorithm) +
             "<span class=\"survives\">survives " + std::to_string(tally.survived) + " of " +

@@ -7,27 +7,27 @@ namespace {
 
 // One row per kind, in enum order (checked below).
 const std::array<ViolationKindInfo, kViolationKindCount> kViolationKinds = {{
-    {ViolationKind::MutualExclusion, "mutual-exclusion", ViolationSubject::Holds,
+    {ViolationKind::MutualExclusion, "mutual-exclusion", ViolationSubject::Holds, "overlap",
      "overlapping acquisition", "overlapping acquisitions", "#dc2626",
      "two processes held the lock at the same time"},
     {ViolationKind::LostUpdate, "lost-update", ViolationSubject::Operations, "lost update",
-     "lost updates", "#ea580c",
+     "lost update", "lost updates", "#ea580c",
      "an accepted write read a value another accepted write had already read: one increment is "
      "lost"},
     {ViolationKind::StaleWrite, "stale-write", ViolationSubject::Operations, "stale write",
-     "stale writes", "#b45309",
+     "stale write", "stale writes", "#b45309",
      "a write under a hold another process had since taken over was accepted"},
-    {ViolationKind::TokenOrder, "token-order", ViolationSubject::Operations,
+    {ViolationKind::TokenOrder, "token-order", ViolationSubject::Operations, "token order",
      "fencing token out of order", "fencing tokens out of order", "#7c3aed",
      "a fencing token was not larger than one already handed out"},
-    {ViolationKind::Ownership, "ownership", ViolationSubject::Operations,
+    {ViolationKind::Ownership, "ownership", ViolationSubject::Operations, "ownership",
      "release of someone else's lock", "releases of someone else's lock", "#be185d",
      "a release deleted a key that another process had since written"},
-    {ViolationKind::Liveness, "liveness", ViolationSubject::Lock, "stretch without a holder",
-     "stretches without a holder", "#0369a1",
+    {ViolationKind::Liveness, "liveness", ViolationSubject::Lock, "liveness",
+     "stretch without a holder", "stretches without a holder", "#0369a1",
      "nobody could take the lock for longer than the liveness threshold, though nobody held it"},
-    {ViolationKind::Reentrancy, "reentrancy", ViolationSubject::Lock, "wrong nesting depth",
-     "wrong nesting depths", "#4d7c0f",
+    {ViolationKind::Reentrancy, "reentrancy", ViolationSubject::Lock, "nesting",
+     "wrong nesting depth", "wrong nesting depths", "#4d7c0f",
      "a re-entrant lock reported a nesting depth the history contradicts"},
 }};
 

@@ -43,6 +43,7 @@ struct ViolationKindInfo {
   ViolationKind kind;
   std::string_view name;  // as histories, results.json, scenario files and --kinds spell it
   ViolationSubject subject;
+  std::string_view label;    // a table's words for the kind: "overlap", "lost update"
   std::string_view one;      // a story's words for one of them: "overlapping acquisition"
   std::string_view many;     // and for several: "overlapping acquisitions"
   std::string_view colour;   // the reports' colour for it

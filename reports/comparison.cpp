@@ -1,0 +1,243 @@
+#include "comparison.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "run_results.h"
+#include "violation_kind.h"
+
+namespace locklab::reports {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+std::string text_at(const json& object, const char* key) {
+  return object.is_object() && object.contains(key) && object[key].is_string()
+             ? object[key].get<std::string>()
+             : "";
+}
+
+// The runs of `lock` in one story.
+std::vector<const RunResult*> runs_of(const ScenarioResults& story, const std::string& lock) {
+  std::vector<const RunResult*> out;
+  for (const auto& run : story.runs)
+    if (run.algorithm == lock) out.push_back(&run);
+  return out;
+}
+
+RunOutcome outcome_of(const RunResult& run) {
+  return run.outcome.value_or(decide_outcome(run));
+}
+
+// "overlap, lost update": the kinds found, in the vocabulary's order.
+std::string kinds_found(const std::vector<const RunResult*>& runs) {
+  std::set<std::string> found;
+  for (const RunResult* run : runs)
+    for (const auto& kind : found_kinds(*run)) found.insert(kind);
+  std::string out;
+  for (const auto& row : violation_kinds())
+    if (found.count(std::string(row.name)))
+      out += (out.empty() ? "" : ", ") + std::string(row.label);
+  return out;
+}
+
+// A table cell can hold no '|' or line break.
+std::string cell_text(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+// What one cell measured, in a few words: "✓ safe", "✗ overlap, lost
+// update", "n/a"; with several runs that disagree, how many broke; "⚠" in
+// front when the measurement is not what the story predicts.
+std::string measured(const std::vector<const RunResult*>& runs) {
+  if (runs.empty()) return "—";
+  std::vector<RunOutcome> outcomes;
+  size_t violated = 0;
+  for (const RunResult* run : runs) {
+    outcomes.push_back(outcome_of(*run));
+    violated += run->verdict == Verdict::Violated;
+  }
+  const auto outcome = cell_outcome(outcomes);
+  if (outcome == RunOutcome::kNotApplicable) return "n/a";
+  if (outcome == RunOutcome::kError) return "⚠ failed";
+  if (outcome == RunOutcome::kNotExercised) return "⚠ not exercised";
+  std::string out = violated == 0 ? "✓ safe" : "✗ " + kinds_found(runs);
+  if (violated > 0 && violated < runs.size())
+    out += " (" + std::to_string(violated) + " of " + std::to_string(runs.size()) + " runs)";
+  if (outcome == RunOutcome::kUnmet) out = "⚠ " + out;
+  return out;
+}
+
+// "refuses 2.1 s under crash-node": what the faults cost, when they cost anything.
+std::string refusals(const std::vector<const RunResult*>& runs) {
+  double longest = 0;
+  std::set<std::string> under;
+  for (const RunResult* run : runs)
+    if (run->check)
+      for (const auto& stretch : run->check->unavailable) {
+        longest = std::max(longest, double(stretch.to_ns - stretch.from_ns) / 1e9);
+        under.insert(stretch.faults.begin(), stretch.faults.end());
+      }
+  if (under.empty()) return "";
+  std::string faults;
+  for (const auto& f : under) faults += (faults.empty() ? "" : ", ") + f;
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f s", longest);
+  return "refuses " + std::string(seconds) + " under " + faults;
+}
+
+std::string expected_words(const Expectation& e) {
+  if (e.verdict != Verdict::Violated) return "safe";
+  std::string kinds;
+  for (const auto& kind : e.kinds) {
+    const auto known = violation_kind_named(kind);
+    kinds += (kinds.empty() ? "" : ", ") + (known ? std::string(info(*known).label) : kind);
+  }
+  return "violated" + (kinds.empty() ? "" : " (" + kinds + ")");
+}
+
+std::string column_title(const LockColumn& lock) {
+  std::string out = "`" + lock.name + "`";
+  if (!lock.version.empty()) out += " " + lock.version;
+  return out;
+}
+
+}  // namespace
+
+std::vector<LockColumn> listed_locks(const json& suite) {
+  std::vector<LockColumn> out;
+  if (!suite.is_object() || !suite.contains("locks") || !suite["locks"].is_array()) return out;
+  for (const auto& lock : suite["locks"]) {
+    LockColumn column{text_at(lock, "name"), text_at(lock, "family"), text_at(lock, "version"),
+                      text_at(lock, "like")};
+    if (!column.name.empty()) out.push_back(std::move(column));
+  }
+  return out;
+}
+
+Survival survival(const std::vector<const ScenarioResults*>& stories, const std::string& lock) {
+  Survival out;
+  for (const ScenarioResults* story : stories) {
+    const auto runs = runs_of(*story, lock);
+    if (runs.empty()) continue;
+    bool measured = true, safe = true;
+    for (const RunResult* run : runs) {
+      const RunOutcome outcome = outcome_of(*run);
+      measured = measured && outcome != RunOutcome::kNotApplicable &&
+                 outcome != RunOutcome::kError && outcome != RunOutcome::kNotExercised;
+      safe = safe && run->verdict == Verdict::Safe;
+    }
+    if (!measured) continue;
+    ++out.measured;
+    if (safe)
+      ++out.survived;
+    else
+      out.broken_by.push_back(story->scenario);
+  }
+  return out;
+}
+
+std::string comparison_markdown(const fs::path& suite_dir) {
+  const json suite = read_json_file(suite_dir / "results.json");
+  if (!suite.is_object() || !suite.contains("scenarios") || !suite["scenarios"].is_array())
+    throw std::runtime_error((suite_dir / "results.json").string() +
+                             ": not the results.json of a suite (no \"scenarios\")");
+  std::vector<ScenarioResults> stories;
+  for (const auto& entry : suite["scenarios"]) {
+    const std::string dir = text_at(entry, "dir");
+    if (!dir.empty()) stories.push_back(read_run_results(suite_dir / dir));
+  }
+  std::vector<const ScenarioResults*> all;
+  for (const auto& story : stories) all.push_back(&story);
+  std::vector<LockColumn> locks = listed_locks(suite);
+  for (const auto& story : stories)  // a suite that predates "locks": its runs' order
+    for (const auto& run : story.runs)
+      if (std::none_of(locks.begin(), locks.end(),
+                       [&](const LockColumn& l) { return l.name == run.algorithm; }))
+        locks.push_back({run.algorithm, "", "", run.like.value_or("")});
+
+  std::string command;
+  if (suite.contains("invocation") && suite["invocation"].contains("command_line"))
+    for (const auto& arg : suite["invocation"]["command_line"])
+      if (arg.is_string()) {
+        std::string word = arg.get<std::string>();
+        if (command.empty()) word = fs::path(word).filename().string();  // the program, not where
+        command += (command.empty() ? "" : " ") + word;
+      }
+  const int64_t runs_per_cell =
+      suite.contains("options") ? suite["options"].value("runs", int64_t(1)) : 1;
+
+  std::string md =
+      "# Which lock survives what\n\n"
+      "Every lock of the lab, and every library added to the run, against every story of the "
+      "suite: what each run measured, what the lock's design predicts and why. Generated from "
+      "a suite's results by `locklab report DIR --comparison docs/COMPARISON.md`; do not edit "
+      "it by hand, run the suite again.\n\n";
+  md += "- lab: locklab " + text_at(suite, "locklab_version") + "\n";
+  md += "- Redis: " +
+        (text_at(suite, "redis_version").empty() ? "unknown" : text_at(suite, "redis_version")) +
+        "\n";
+  md += "- run on: " + text_at(suite, "started_at") + "\n";
+  md += "- command: `" + (command.empty() ? std::string("locklab suite") : command) + "`\n";
+  md += "- runs per cell: " + std::to_string(runs_per_cell) + "\n\n";
+
+  md +=
+      "## What each lock survives\n\n| lock | family | survives | broken by |\n"
+      "| --- | --- | --- | --- |\n";
+  for (const auto& lock : locks) {
+    const Survival tally = survival(all, lock.name);
+    std::string broken;
+    for (const auto& story : tally.broken_by) broken += (broken.empty() ? "" : ", ") + story;
+    std::string family = lock.family;
+    if (!lock.like.empty())
+      family += (family.empty() ? "" : ", ") + std::string("like ") + lock.like;
+    md += "| " + column_title(lock) + " | " + cell_text(family) + " | " +
+          std::to_string(tally.survived) + " of " + std::to_string(tally.measured) + " stories | " +
+          cell_text(broken.empty() ? "—" : broken) + " |\n";
+  }
+
+  md +=
+      "\n## The matrix\n\n✓ no violation in any run; ✗ the violations found (overlap = "
+      "mutual exclusion); n/a: the story cannot be told to that lock (its reason is below); "
+      "⚠: the measurement is not what the story predicts.\n\n| story |";
+  for (const auto& lock : locks) md += " " + column_title(lock) + " |";
+  md += "\n| --- |";
+  for (size_t i = 0; i < locks.size(); ++i) md += " --- |";
+  md += "\n";
+  for (const auto& story : stories) {
+    md += "| [" + story.scenario + "](#" + story.scenario + ") |";
+    for (const auto& lock : locks)
+      md += " " + cell_text(measured(runs_of(story, lock.name))) + " |";
+    md += "\n";
+  }
+
+  md += "\n## Story by story\n";
+  for (const auto& story : stories) {
+    md += "\n### " + story.scenario + "\n\n" + story.description + "\n\n" +
+          "| lock | measured | expected | why |\n| --- | --- | --- | --- |\n";
+    for (const auto& lock : locks) {
+      const auto runs = runs_of(story, lock.name);
+      if (runs.empty()) continue;
+      const RunResult& first = *runs.front();
+      std::string result = measured(runs);
+      if (const std::string cost = refusals(runs); !cost.empty()) result += "; " + cost;
+      const bool not_applicable = outcome_of(first) == RunOutcome::kNotApplicable;
+      const std::string expected =
+          not_applicable ? "—" : expected_words(first.expected.value_or(Expectation{}));
+      const std::string why = not_applicable ? first.not_applicable.value_or("")
+                                             : first.expected.value_or(Expectation{}).why;
+      md += "| " + column_title(lock) + " | " + cell_text(result) + " | " + cell_text(expected) +
+            " | " + cell_text(why) + " |\n";
+    }
+  }
+  return md;
+}
+
+}  // namespace locklab::reports
