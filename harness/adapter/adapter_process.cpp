@@ -98,6 +98,7 @@ AdapterProcess::AdapterProcess(const AdapterConfig& config, const std::vector<En
   // exec: the shell becomes the adapter, so pid() is the adapter's own pid.
   spec.argv = {"/bin/sh", "-c", "exec " + command_ + " --redis " + shell_quote(endpoints)};
   spec.env = config.env;
+  spec.cwd = config.cwd;
   spec.output = stderr_log_;
   spec.pipe_stdio = true;
   try {

@@ -50,6 +50,9 @@ struct AdapterConfig {
   // Where the adapter's stderr is kept (`adapter-<client>.stderr`); empty = a
   // temp dir removed when the adapter stops.
   std::filesystem::path log_dir;
+  // The directory the command runs in; empty = the lab's (a libraries file's
+  // commands run in the file's directory).
+  std::filesystem::path cwd;
 };
 
 class AdapterProcess {

@@ -7,6 +7,7 @@
 
 #include "adapter_lock.h"
 #include "commands.h"
+#include "libraries.h"
 #include "matrix.h"
 #include "process.h"
 #include "runner.h"
@@ -29,6 +30,7 @@ Action add_suite_command(CLI::App& parent) {
     std::string like;
     std::string network;
     std::string target;
+    std::string libraries;
   };
   auto options = std::make_shared<Options>();
   auto* suite = parent.add_subcommand(
@@ -56,7 +58,8 @@ Action add_suite_command(CLI::App& parent) {
   auto* seed_option =
       suite->add_option("--seed", options->seed, "Base seed (default: each scenario's)");
   suite->add_option("--algorithm,-a", options->algorithms,
-                    "Keep only this algorithm of each scenario's list (repeatable)");
+                    "Keep only this lock: a built-in algorithm of each scenario's list, or a "
+                    "library of --libraries by its name (repeatable)");
   suite
       ->add_option("--adapter", options->adapter,
                    "Test your own lock instead: the command of an adapter program speaking "
@@ -74,13 +77,18 @@ Action add_suite_command(CLI::App& parent) {
                    "network namespace; needs root) (default: each scenario's topology.network)")
       ->check(CLI::IsMember({"proxy", "netns"}));
   suite->add_option("--target", options->target, kTargetHelp);
+  suite
+      ->add_option("--libraries", options->libraries,
+                   "Compare these lock libraries too: a libraries file (lock_impls/libraries/"
+                   "libraries.json pins the lab's); each is a column beside the built-in "
+                   "algorithms, held to the one it stands in for")
+      ->excludes("--adapter");
   suite->footer(
       "Exit status: 0 every cell met its expectation (or is safer than the built-in, or not "
       "applicable), 1 some expectation not met or some fault never fired, 2 a run failed or bad "
       "input.");
 
   return [options, seed_option] {
-    suite::check_algorithm_ids(options->algorithms);
     if (!options->like.empty()) suite::check_algorithm_ids({options->like}, "--like");
     suite::SuiteOptions suite_options;
     suite_options.shard = parse_shard(options->shard);
@@ -99,7 +107,18 @@ Action add_suite_command(CLI::App& parent) {
       suite_options.matrix.extra.push_back({locks.back().name, like});
     } else {
       locks = built_in_locks();
+      // Asked once each, before anything runs.
+      if (!options->libraries.empty())
+        for (LockUnderTest& library : load_libraries(options->libraries)) {
+          suite_options.matrix.extra.push_back({library.name, library.like});
+          locks.push_back(std::move(library));
+        }
     }
+    // --algorithm names locks: built-in ids, or the libraries' names.
+    for (const auto& name : options->algorithms)
+      if (std::none_of(locks.begin(), locks.end(),
+                       [&](const LockUnderTest& lock) { return lock.name == name; }))
+        suite::check_algorithm_ids({name});
     suite_options.matrix.runs = options->runs;
     if (*seed_option) suite_options.matrix.seed = options->seed;
     if (suite::build_matrix(scenarios, suite_options.matrix).empty())

@@ -79,7 +79,9 @@ std::vector<Cell> build_matrix(const std::vector<Scenario>& scenarios,
         if (options.algorithms.empty() || has(options.algorithms, algorithm))
           locks.push_back(algorithm);
     for (const ExtraLock& extra : options.extra)
-      if (!extra.like || has(scenario.algorithms, *extra.like)) locks.push_back(extra.name);
+      if ((!extra.like || has(scenario.algorithms, *extra.like)) &&
+          (options.algorithms.empty() || has(options.algorithms, extra.name)))
+        locks.push_back(extra.name);
     for (const auto& lock : locks)
       for (int run = 1; run <= options.runs; ++run)
         cells.push_back(Cell{cells.size(), s, lock, run, run_seed(base, run)});

@@ -50,8 +50,9 @@ struct ExtraLock {
 };
 
 struct MatrixOptions {
-  std::vector<std::string> algorithms;  // keep only these ids (empty: every scenario's own list)
-  bool built_ins = true;                // each scenario runs its own algorithms
+  // Keep only these locks: built-in ids or extra locks' names (empty: all).
+  std::vector<std::string> algorithms;
+  bool built_ins = true;  // each scenario runs its own algorithms
   // And these locks: each in every scenario that runs its `like`, or in
   // every scenario when it stands in for none.
   std::vector<ExtraLock> extra;

@@ -79,8 +79,8 @@ void expect_valid_history(const std::filesystem::path& file) {
 
 TEST(Cli, SmokeScenarioRunsSafeAndWritesValidHistory) {
   TempDir out("locklab-smoke");
-  Outcome o = locklab("run " + scenario_path("smoke.json") + " -a set-nx-px --out " +
-                      out.path().string());
+  Outcome o =
+      locklab("run " + scenario_path("smoke.json") + " -a set-nx-px --out " + out.path().string());
   ASSERT_EQ(o.status, 0) << o.err;
   json results = json::parse(slurp(out.path() / "results.json"));
   ASSERT_EQ(results["runs"].size(), 1u);

@@ -143,10 +143,11 @@ TEST(Target, RedlockOverExternalMastersWithProxyPartition) {
   }
   const auto target = write_target(dir, {{"masters", masters}});
   const auto out = dir.path() / "out";
-  const Outcome o = locklab("",
-                            "run " + scenario("redlock-minority-partition.json") + " --target " +
-                                target.string() + " --out " + out.string(),
-                            dir);
+  const Outcome o =
+      locklab("",
+              "run " + scenario("redlock-minority-partition.json") + " -a redlock --target " +
+                  target.string() + " --out " + out.string(),
+              dir);
   const json results = json::parse(slurp(out / "results.json"));
   const json& run = results["runs"][0];
   EXPECT_EQ(run["error"], nullptr) << run.dump(2);
@@ -179,7 +180,7 @@ TEST(Target, SentinelTargetRunsAndFailoverIsUnavailable) {
   const Outcome o =
       locklab("",
               "suite " + scenario("smoke.json") + " " + scenario("sentinel-failover.json") +
-                  " --target " + target.string() + " --out " + out.string(),
+                  " -a set-nx-px --target " + target.string() + " --out " + out.string(),
               dir);
   const json results = json::parse(slurp(out / "results.json"));
   for (const auto& cell : results["cells"]) {
@@ -433,6 +434,7 @@ TEST(Target, DebugSleepOnlyWhenAllowed) {
   TempDir dir("target-test");
   RedisServer server(password_protected("s3cret"));
   json story = json::parse(slurp(scenario("smoke.json")));
+  story["algorithms"] = {"set-nx-px"};
   story["faults"] = {
       {{"kind", "debug-sleep"}, {"at_ms", 500}, {"nodes", {0}}, {"duration_ms", 500}}};
   const auto story_file = dir.path() / "story.json";

@@ -1,0 +1,31 @@
+// A libraries file: the published lock libraries a comparison runs beside
+// the built-in algorithms, each through its adapter (harness/adapter/
+// PROTOCOL.md) and held to the built-in it stands in for.
+//
+//   {"libraries": [{"adapter": "node node-redlock-v4/adapter.js", "like": "redlock"}, …]}
+//
+// Each command runs in the file's directory. lock_impls/libraries/libraries.json
+// lists the libraries the lab pins; docs/ADDING-A-LIBRARY.md says how to add one.
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+#include "plan.h"
+
+namespace locklab {
+
+// A libraries file that cannot be used, or an adapter in it that does not
+// answer hello; what() is one line naming the file and the entry.
+class LibrariesError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads `file` and asks each adapter hello (once), in the file's order.
+// Throws LibrariesError for a malformed file, an unknown `like`, an adapter
+// that fails, or two libraries with one name.
+std::vector<LockUnderTest> load_libraries(const std::filesystem::path& file);
+
+}  // namespace locklab
