@@ -45,6 +45,7 @@ AdapterInfo say_hello(AdapterProcess& adapter) {
   info.reentrant = optional_bool(adapter, response, "reentrant").value_or(false);
   info.fencing = optional_bool(adapter, response, "fencing").value_or(false);
   info.multi_node = optional_bool(adapter, response, "multi_node");
+  info.renews = optional_bool(adapter, response, "renews").value_or(false);
   if (auto steps = response.find("steps"); steps != response.end()) {
     if (!steps->is_array())
       protocol_error(adapter, "answered hello with \"steps\" that is not an array of names",
@@ -184,18 +185,36 @@ AcquireResult AdapterLock::acquire(const std::string& name, milliseconds ttl, mi
   lease.validity = validity_of(*adapter_, response, ttl);
   lease.acquired_at_ns = started;
   lease.reentry = int(optional_depth(*adapter_, response, "reentry").value_or(1));
+  held_[name] = lease.owner;
   return {Outcome::Done, lease, ""};
 }
 
 ChangeResult AdapterLock::release(const std::string& name, const Lease& lease) {
-  json response = call({{"op", "release"}, {"lock", name}, {"owner", lease.owner}});
+  json request = {{"op", "release"}, {"lock", name}, {"owner", lease.owner}};
+  // A caller that gives up waiting for the release (asyncio.wait_for, a
+  // request timeout): the adapter cancels it in flight after this long.
+  if (auto cancel = context_.param("release_cancel_after_ms")) request["cancel_after_ms"] = *cancel;
+  json response = call(request);
   const Outcome outcome = outcome_of(*adapter_, response);
   if (outcome == Outcome::Done) {
     ChangeResult done{.outcome = Outcome::Done};
     if (auto left = optional_depth(*adapter_, response, "remaining")) done.remaining = int(*left);
+    if (!done.remaining || *done.remaining == 0) held_.erase(name);
     return done;
   }
   return {outcome, error_of(response, outcome == Outcome::Unknown), std::nullopt};
+}
+
+bool AdapterLock::renewal_failed(const std::string& name) {
+  if (!info_.renews) return false;
+  auto owner = held_.find(name);
+  if (owner == held_.end()) return false;
+  json response = call({{"op", "held"}, {"lock", name}, {"owner", owner->second}});
+  if (!response["ok"].get<bool>()) return false;  // it cannot tell: nothing reported lost
+  auto held = response.find("held");
+  if (held == response.end() || !held->is_boolean())
+    protocol_error(*adapter_, "answered held without a boolean \"held\"", response);
+  return !held->get<bool>();
 }
 
 ChangeResult AdapterLock::extend(const std::string& name, Lease& lease, milliseconds ttl) {

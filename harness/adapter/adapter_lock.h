@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,9 @@ struct AdapterInfo {
   std::string version;
   bool reentrant = false;
   bool fencing = false;  // every successful acquire carries an integer token
+  // It renews leases in the background (a watchdog, a refresh timer) and
+  // answers "held": whether it still believes a lease is held.
+  bool renews = false;
   // It takes its lock over several independent masters (Redlock) and wants
   // every one of them in --redis; absent: as the algorithm it stands in for.
   std::optional<bool> multi_node;
@@ -52,6 +56,9 @@ class AdapterLock final : public Lock {
   ChangeResult extend(const std::string& name, Lease& lease, milliseconds ttl) override;
 
   bool reentrant() const override { return info_.reentrant; }
+  // For a library that renews in the background: asks it whether it still
+  // believes the lock's current lease held (op "held"); false otherwise.
+  bool renewal_failed(const std::string& name) override;
   std::vector<std::string> steps() const override { return info_.steps; }
 
   const AdapterInfo& info() const { return info_; }
@@ -68,6 +75,7 @@ class AdapterLock final : public Lock {
   std::unique_ptr<AdapterProcess> adapter_;
   std::shared_ptr<PauseRelay> relay_;
   AdapterInfo info_;
+  std::map<std::string, std::string> held_;  // lock -> the owner of the lease this client holds
 };
 
 // The factory the runner uses for `--adapter COMMAND`.

@@ -136,7 +136,11 @@ void Client::one_operation(const Workload& workload, ProtectedResource& resource
     ++(result.accepted ? stats_.writes_accepted : stats_.writes_rejected);
     step("after-write");
   }
-  release(lock, lease, "before-release", "released");
+  // A careful caller tries once more when it cannot tell whether its release
+  // happened (no steps: the story's faults are about the first try).
+  if (release(lock, lease, "before-release", "released") == Type::Info &&
+      workload.retry_unknown_release)
+    release(lock, lease, "", "");
 }
 
 std::optional<Lease> Client::acquire(const Workload& workload, const std::string& lock,
@@ -169,9 +173,9 @@ std::optional<Lease> Client::acquire(const Workload& workload, const std::string
   return lease;
 }
 
-void Client::release(const std::string& lock, const Lease& lease, std::string_view before,
+Type Client::release(const std::string& lock, const Lease& lease, std::string_view before,
                      std::string_view after) {
-  step(before);
+  if (!before.empty()) step(before);
   Event invoke = event(Type::Invoke, "release", lock);
   invoke.owner = lease.owner;
   log_.append(std::move(invoke));
@@ -192,7 +196,8 @@ void Client::release(const std::string& lock, const Lease& lease, std::string_vi
   ++(type == Type::Ok     ? stats_.releases_ok
      : type == Type::Fail ? stats_.releases_refused
                           : stats_.releases_unknown);
-  step(after);
+  if (!after.empty()) step(after);
+  return type;
 }
 
 }  // namespace locklab

@@ -71,9 +71,10 @@ class Client {
   // succeeded; the lease, or nullopt when it was not acquired (or unknown).
   std::optional<Lease> acquire(const Workload& workload, const std::string& lock,
                                std::string_view before, std::string_view after);
-  // One release of `lease`, recorded, between steps `before` and `after`.
-  void release(const std::string& lock, const Lease& lease, std::string_view before,
-               std::string_view after);
+  // One release of `lease`, recorded, between steps `before` and `after`
+  // (none when empty); returns what the history recorded of it.
+  history::Type release(const std::string& lock, const Lease& lease, std::string_view before,
+                        std::string_view after);
   history::Event event(history::Type type, std::string f, const std::string& lock);
   void step(std::string_view name) {
     if (crash_requested_) throw ClientCrashed{std::string(name)};

@@ -255,7 +255,9 @@ RunResult run_plan(const RunPlan& plan, const Expectation& expected, const LockU
       // Checked from the file, streaming: memory stays flat however long the run.
       const auto history_file = out_dir / lock.name / "history.jsonl";
       stats.events = recorder.write_history(history_file);
-      run.check = Check::of(checkers::check_file(history_file));
+      checkers::Options checks;
+      checks.liveness_factor = scenario.liveness_factor;
+      run.check = Check::of(checkers::check_file(history_file, checks));
       run.verdict = run.check->verdict;
     }
     for (auto& c : clients) {

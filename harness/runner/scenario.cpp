@@ -369,6 +369,8 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
     wl.fencing = f.boolean("fencing").value_or(wl.fencing);
     wl.stop_on_renewal_failure =
         f.boolean("stop_on_renewal_failure").value_or(wl.stop_on_renewal_failure);
+    wl.retry_unknown_release =
+        f.boolean("retry_unknown_release").value_or(wl.retry_unknown_release);
     wl.reentry = f.integer("reentry", 1, 100).value_or(wl.reentry);
     wl.lock_per_client = f.boolean("lock_per_client").value_or(wl.lock_per_client);
     if (const json* p = f.find("params")) {
@@ -381,6 +383,11 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
   }
   s.duration_ms = top.integer("duration_ms", 1, kMaxMs).value_or(s.duration_ms);
   s.seed = uint64_t(top.integer("seed", 0, INT64_MAX).value_or(1));
+  if (auto factor = top.number("liveness_factor")) {
+    if (!(*factor > 0) || *factor > 100)
+      top.fail("liveness_factor", "must be a number of TTLs in (0, 100]");
+    s.liveness_factor = *factor;
+  }
 
   s.algorithms = top.texts("algorithms").value_or(std::vector<std::string>{});
   if (s.algorithms.empty()) top.fail("algorithms", "must name at least one algorithm");
@@ -433,15 +440,21 @@ json scenario_to_json(const Scenario& s) {
   if (t.network != "proxy") doc["topology"]["network"] = t.network;
   doc["clients"] = s.clients;
   const Workload& w = s.workload;
-  doc["workload"] = {
-      {"locks", w.locks},       {"ttl_ms", w.ttl_ms},
-      {"wait_ms", w.wait_ms},   {"work_ms", w.work_ms},
-      {"think_ms", w.think_ms}, {"ops_per_client", w.ops_per_client},
-      {"fencing", w.fencing},   {"stop_on_renewal_failure", w.stop_on_renewal_failure},
-      {"reentry", w.reentry},   {"lock_per_client", w.lock_per_client}};
+  doc["workload"] = {{"locks", w.locks},
+                     {"ttl_ms", w.ttl_ms},
+                     {"wait_ms", w.wait_ms},
+                     {"work_ms", w.work_ms},
+                     {"think_ms", w.think_ms},
+                     {"ops_per_client", w.ops_per_client},
+                     {"fencing", w.fencing},
+                     {"stop_on_renewal_failure", w.stop_on_renewal_failure},
+                     {"retry_unknown_release", w.retry_unknown_release},
+                     {"reentry", w.reentry},
+                     {"lock_per_client", w.lock_per_client}};
   if (!w.params.empty()) doc["workload"]["params"] = w.params;
   doc["duration_ms"] = s.duration_ms;
   doc["seed"] = s.seed;
+  if (s.liveness_factor != 3.0) doc["liveness_factor"] = s.liveness_factor;
   doc["algorithms"] = s.algorithms;
   json faults = json::array();
   for (const Fault& f : s.faults) {

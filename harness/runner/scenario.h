@@ -39,6 +39,9 @@ struct Workload {
   bool fencing = false;           // the protected store rejects writes with a lower token
   bool stop_on_renewal_failure =
       false;  // clients give up (record `lost`) when a watchdog renewal fails
+  // A client whose release had an unknown outcome (a timeout, a cancelled
+  // request) releases once more, as careful callers do.
+  bool retry_unknown_release = false;
   // Levels a client takes a re-entrant lock at in one operation: it acquires
   // the lock `reentry` times, gives back the inner levels, then works at the
   // outer one. Locks that do not nest take it once.
@@ -77,6 +80,9 @@ struct Scenario {
   // their cells are not applicable.
   std::map<std::string, std::string> not_applicable;
   std::vector<Fault> faults;  // the nemesis's schedule
+  // The liveness checker's limit, in TTLs (checkers.h): a story about a key
+  // that outlives its release may ask for less than the default 3.
+  double liveness_factor = 3.0;
 
   const Expectation& expectation_for(const std::string& algorithm) const;
 };

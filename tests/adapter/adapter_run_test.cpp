@@ -77,5 +77,52 @@ TEST(AdapterSteps, AnUndeclaredStepIsAProtocolErrorNamingIt) {
   EXPECT_NE(run["error"].get<std::string>().find("after-sned"), std::string::npos) << run["error"];
 }
 
+// A library that renews in the background is asked before each write
+// whether it still holds the lease (op "held"), when the story stops work on
+// a failed renewal; a release the caller gives up on carries its deadline,
+// and a careful caller tries once more after an unknown outcome.
+Scenario renewing_story(bool stop_on_renewal_failure) {
+  return parse_scenario(
+      json::parse(std::string(R"({"algorithms": ["set-nx-px"], "clients": 1, "duration_ms": 600,
+      "workload": {"ttl_ms": 2000, "work_ms": 100, "ops_per_client": 2,
+                   "retry_unknown_release": true, "stop_on_renewal_failure": )") +
+                  (stop_on_renewal_failure ? "true" : "false") +
+                  R"(, "params": {"release_cancel_after_ms": 25}},
+      "expect": {"default": {"verdict": "safe"}}})"),
+      "renewing.json");
+}
+
+TEST(AdapterRenewal, AHeldAnswerOfFalseStopsTheWriteAndReleasesAreRetried) {
+  for (bool stop : {true, false}) {
+    SCOPED_TRACE(stop ? "stop on renewal failure" : "keep working");
+    TempDir out;
+    const LockUnderTest lock = LockUnderTest::from_adapter(
+        {.command = "/usr/bin/python3 " ADAPTER_TEST_DIR "/renewing_lock.py --lost"}, "set-nx-px");
+    EXPECT_EQ(lock.version, "renewing-lock 1.0");
+    json run = run_cell(renewing_story(stop), lock, Servers{}, 1, out.path()).to_json();
+    ASSERT_TRUE(run["error"].is_null()) << run["error"];
+    int lost = 0, writes = 0, release_invokes = 0, release_unknown = 0;
+    for (const auto& e : history(out.path() / "renewing-lock" / "history.jsonl")) {
+      if (e["process"] != "c1") continue;
+      lost += e["f"] == "lost";
+      writes += e["f"] == "write" && e["type"] == "ok";
+      release_invokes += e["f"] == "release" && e["type"] == "invoke";
+      release_unknown += e["f"] == "release" && e["type"] == "info";
+    }
+    if (stop) {
+      EXPECT_EQ(lost, 2) << "the library said each lease was gone: no write";
+      EXPECT_EQ(writes, 0);
+    } else {
+      EXPECT_EQ(lost, 0) << "nobody asked";
+      EXPECT_EQ(writes, 2);
+    }
+    EXPECT_EQ(release_unknown, 2);
+    EXPECT_EQ(release_invokes, 4) << "each unknown release was tried once more";
+    std::ifstream log(out.path() / "renewing-lock" / "adapter-c1.stderr");
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("release cancel_after_ms=25"), std::string::npos) << text;
+  }
+}
+
 }  // namespace
 }  // namespace locklab
