@@ -108,11 +108,15 @@ Action add_suite_command(CLI::App& parent) {
     } else {
       locks = built_in_locks();
       // Asked once each, before anything runs.
-      if (!options->libraries.empty())
-        for (LockUnderTest& library : load_libraries(options->libraries)) {
+      if (!options->libraries.empty()) {
+        std::vector<LockUnderTest> libraries = load_libraries(options->libraries);
+        for (const Scenario& scenario : scenarios)
+          check_library_names(scenario, libraries, options->libraries);
+        for (LockUnderTest& library : libraries) {
           suite_options.matrix.extra.push_back({library.name, library.like});
           locks.push_back(std::move(library));
         }
+      }
     }
     // --algorithm names locks: built-in ids, or the libraries' names.
     for (const auto& name : options->algorithms)

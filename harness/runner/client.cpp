@@ -111,8 +111,9 @@ void Client::one_operation(const Workload& workload, ProtectedResource& resource
   // The critical section: read-modify-write of the protected counter.
   const int64_t read = resource.read(lock);
   clock_.sleep_for(std::chrono::milliseconds(workload.work_ms));
-  // The client acts only while it believes the lease valid, by its own clock.
-  bool expired = lease.validity &&
+  // The client acts only while it believes the lease valid, by its own clock
+  // (unless the story's workload trusts whatever the library handed it).
+  bool expired = workload.checks_validity && lease.validity &&
                  clock_.now_ns() >= lease.acquired_at_ns + lease.validity->count() * 1'000'000;
   bool renewal_failed = workload.stop_on_renewal_failure && lock_->renewal_failed(lock);
   if (expired || renewal_failed) {

@@ -1,5 +1,6 @@
 #include "libraries.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -37,6 +38,7 @@ std::vector<LockUnderTest> load_libraries(const std::filesystem::path& file) {
     }
   });
   top.done();
+  if (locks.empty()) top.fail("libraries", "must list at least one library");
   for (size_t i = 0; i < locks.size(); ++i) {
     bool taken = find_algorithm(locks[i].name) != nullptr;
     for (size_t j = 0; j < i; ++j) taken = taken || locks[i].name == locks[j].name;
@@ -47,6 +49,23 @@ std::vector<LockUnderTest> load_libraries(const std::filesystem::path& file) {
                            "own)");
   }
   return locks;
+}
+
+void check_library_names(const Scenario& scenario, const std::vector<LockUnderTest>& libraries,
+                         const std::filesystem::path& file) {
+  std::vector<std::string> names;
+  for (const auto& [name, expectation] : scenario.library_expectations) names.push_back(name);
+  for (const auto& [name, why] : scenario.library_not_applicable) names.push_back(name);
+  for (const auto& name : names) {
+    if (std::any_of(libraries.begin(), libraries.end(),
+                    [&](const LockUnderTest& library) { return library.name == name; }))
+      continue;
+    std::string known;
+    for (const auto& library : libraries) known += (known.empty() ? "" : ", ") + library.name;
+    throw LibrariesError(scenario.file.string() + ": field 'libraries." + name +
+                         "' names no library of " + file.string() +
+                         " (its libraries: " + (known.empty() ? "none" : known) + ")");
+  }
 }
 
 }  // namespace locklab

@@ -28,4 +28,11 @@ class LibrariesError : public std::runtime_error {
 // that fails, or two libraries with one name.
 std::vector<LockUnderTest> load_libraries(const std::filesystem::path& file);
 
+// Throws LibrariesError when `scenario` says what it expects of a library
+// (its "libraries" field) that is not among `libraries`, read from `file`: a
+// misspelt name would otherwise hold the library to its built-in's
+// expectation without a word.
+void check_library_names(const Scenario& scenario, const std::vector<LockUnderTest>& libraries,
+                         const std::filesystem::path& file);
+
 }  // namespace locklab

@@ -140,6 +140,9 @@ std::string Servers::redis_version() const {
 
 const Expectation& expectation_for(const Scenario& scenario, const LockUnderTest& lock) {
   if (!lock.adapter) return scenario.expectation_for(lock.name);
+  if (auto own = scenario.library_expectations.find(lock.name);
+      own != scenario.library_expectations.end())
+    return own->second;
   return lock.like ? scenario.expectation_for(*lock.like) : scenario.default_expectation;
 }
 
@@ -147,8 +150,16 @@ PlannedRun plan_run(const Scenario& scenario, const LockUnderTest& lock, const S
                     uint64_t seed, uint64_t unique) {
   PlannedRun planned;
   planned.expected = expectation_for(scenario, lock);
+  if (lock.adapter) {
+    if (auto told = scenario.library_not_applicable.find(lock.name);
+        told != scenario.library_not_applicable.end()) {
+      planned.not_applicable = told->second;
+      return planned;
+    }
+  }
   if (auto told = scenario.not_applicable.find(lock.story_algorithm());
-      told != scenario.not_applicable.end()) {
+      told != scenario.not_applicable.end() &&
+      !(lock.adapter && scenario.library_expectations.count(lock.name))) {
     planned.not_applicable = told->second;
     return planned;
   }

@@ -102,8 +102,9 @@ struct PlannedRun {
   std::string not_applicable;   // why, when there is no plan
 };
 
-// The expectation `lock` is held to in `scenario`: its own (a built-in), the
-// one of the built-in it stands in for, or the scenario's default.
+// The expectation `lock` is held to in `scenario`: its own (a built-in, or a
+// library the scenario names under "libraries"), the one of the built-in it
+// stands in for, or the scenario's default.
 const Expectation& expectation_for(const Scenario& scenario, const LockUnderTest& lock);
 
 // Plans `lock`'s run of `scenario` on `servers` with `seed`. Not applicable

@@ -371,6 +371,7 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
         f.boolean("stop_on_renewal_failure").value_or(wl.stop_on_renewal_failure);
     wl.retry_unknown_release =
         f.boolean("retry_unknown_release").value_or(wl.retry_unknown_release);
+    wl.checks_validity = f.boolean("checks_validity").value_or(wl.checks_validity);
     wl.reentry = f.integer("reentry", 1, 100).value_or(wl.reentry);
     wl.lock_per_client = f.boolean("lock_per_client").value_or(wl.lock_per_client);
     if (const json* p = f.find("params")) {
@@ -418,6 +419,20 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
         s.expectations[it.key()] = parsed;
     }
   }
+  if (const json* l = top.find("libraries")) {
+    Fields f = fields_of(*l, file, "libraries");
+    for (auto it = l->begin(); it != l->end(); ++it) {
+      f.find(it.key());
+      const std::string path = "libraries." + it.key();
+      if (find_algorithm(it.key()))
+        f.fail(path,
+               "names the built-in " + it.key() + ": say what it expects under expect." + it.key());
+      if (auto why = not_applicable_reason(it.value(), path, file))
+        s.library_not_applicable[it.key()] = *why;
+      else
+        s.library_expectations[it.key()] = parse_expectation(it.value(), path, file);
+    }
+  }
   if (const json* faults = top.find("faults")) {
     if (!faults->is_array()) top.fail("faults", "must be an array");
     for (size_t i = 0; i < faults->size(); ++i)
@@ -449,6 +464,7 @@ json scenario_to_json(const Scenario& s) {
                      {"fencing", w.fencing},
                      {"stop_on_renewal_failure", w.stop_on_renewal_failure},
                      {"retry_unknown_release", w.retry_unknown_release},
+                     {"checks_validity", w.checks_validity},
                      {"reentry", w.reentry},
                      {"lock_per_client", w.lock_per_client}};
   if (!w.params.empty()) doc["workload"]["params"] = w.params;
@@ -472,6 +488,13 @@ json scenario_to_json(const Scenario& s) {
   for (const auto& [algorithm, why] : s.not_applicable)
     expect[algorithm] = {{"not_applicable", why}};
   doc["expect"] = std::move(expect);
+  if (!s.library_expectations.empty() || !s.library_not_applicable.empty()) {
+    json libraries = json::object();
+    for (const auto& [name, e] : s.library_expectations) libraries[name] = expectation_json(e);
+    for (const auto& [name, why] : s.library_not_applicable)
+      libraries[name] = {{"not_applicable", why}};
+    doc["libraries"] = std::move(libraries);
+  }
   return doc;
 }
 

@@ -42,6 +42,11 @@ struct Workload {
   // A client whose release had an unknown outcome (a timeout, a cancelled
   // request) releases once more, as careful callers do.
   bool retry_unknown_release = false;
+  // The client writes only while the validity its lock returned lasts, by
+  // its own clock (Redlock's rule). false: it writes whenever the library
+  // said ok, as most of a library's users do (node-redlock's README never
+  // reads a lock's expiration).
+  bool checks_validity = true;
   // Levels a client takes a re-entrant lock at in one operation: it acquires
   // the lock `reentry` times, gives back the inner levels, then works at the
   // outer one. Locks that do not nest take it once.
@@ -79,6 +84,12 @@ struct Scenario {
   // Algorithms the story cannot be told to at all, and why (one sentence):
   // their cells are not applicable.
   std::map<std::string, std::string> not_applicable;
+  // What the story expects of published libraries, by the name their adapter
+  // answers hello with ("libraries" in the file): an entry here replaces the
+  // expectation of the built-in the library stands in for. Libraries not
+  // listed are held to that built-in's expectation.
+  std::map<std::string, Expectation> library_expectations;
+  std::map<std::string, std::string> library_not_applicable;
   std::vector<Fault> faults;  // the nemesis's schedule
   // The liveness checker's limit, in TTLs (checkers.h): a story about a key
   // that outlives its release may ask for less than the default 3.

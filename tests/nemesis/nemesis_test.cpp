@@ -67,6 +67,22 @@ TEST(Nemesis, APausedRedissonClientLosesTheLockAndResumesBelievingItHoldsIt) {
   EXPECT_TRUE(test::live_children().empty());
 }
 
+// A client paused past its lease's validity stops before writing (it
+// records `lost`) unless the story's workload trusts whatever lease it holds.
+TEST(Nemesis, AClientWritesPastItsValidityOnlyWhenTheStoryTrustsTheLease) {
+  for (bool checks : {true, false}) {
+    SCOPED_TRACE(checks ? "checks validity" : "trusts the lease");
+    RunRecord r = run(R"({"clients": 1, "algorithms": ["set-nx-px"], "duration_ms": 1500,
+                 "workload": {"ttl_ms": 300, "ops_per_client": 1, "checks_validity": )" +
+                          std::string(checks ? "true" : "false") + R"(},
+                 "faults": [{"kind": "pause", "when": {"client": "c1", "step": "acquired"},
+                             "duration_ms": 500}]})",
+                      "set-nx-px");
+    EXPECT_EQ(r.events("c1", "lost", "info").size(), checks ? 1u : 0u);
+    EXPECT_EQ(r.events("c1", "write", "ok").size(), checks ? 0u : 1u);
+  }
+}
+
 TEST(Nemesis, ClientCrashBetweenSetnxAndExpireBlocksTheLockForever) {
   RunRecord r = run(R"({"clients": 2, "algorithms": ["setnx-expire"], "duration_ms": 2500,
                  "workload": {"locks": ["L"], "ttl_ms": 500, "wait_ms": 300, "work_ms": 5},

@@ -120,6 +120,31 @@ TEST(Plan, AnAdapterIsHeldToTheExpectationOfWhatItStandsInFor) {
   EXPECT_EQ(expectation_for(s, LockUnderTest::built_in("fenced")).verdict, Verdict::Safe);
 }
 
+// A library named in the story's "libraries" is held to its own expectation
+// (or not told the story), whatever the built-in it stands in for expects.
+TEST(Plan, ALibraryTheStoryNamesIsHeldToItsOwnExpectation) {
+  const Scenario s = scenario(R"({"name": "e", "algorithms": ["redlock"],
+      "expect": {"default": {"verdict": "safe"}},
+      "libraries": {"my-lock": {"verdict": "violated", "kinds": ["mutual-exclusion"]},
+                    "other-lock": {"not_applicable": "it has no such option"}}})");
+  const PlannedRun own = plan_run(s, adapter("redlock"), Servers{}, 1);
+  EXPECT_EQ(own.expected.verdict, Verdict::Violated);
+  EXPECT_TRUE(own.plan);
+  LockUnderTest other = adapter("redlock");
+  other.name = "other-lock";
+  EXPECT_EQ(plan_run(s, other, Servers{}, 1).not_applicable, "it has no such option");
+  other.name = "third-lock";
+  EXPECT_EQ(plan_run(s, other, Servers{}, 1).expected.verdict, Verdict::Safe)
+      << "a library the story does not name is held to its built-in's expectation";
+  EXPECT_EQ(expectation_for(s, LockUnderTest::built_in("redlock")).verdict, Verdict::Safe);
+
+  const Scenario told = scenario(R"({"name": "e", "algorithms": ["redlock"],
+      "expect": {"redlock": {"not_applicable": "the built-in has no such option"}},
+      "libraries": {"my-lock": {"verdict": "safe"}}})");
+  EXPECT_TRUE(plan_run(told, adapter("redlock"), Servers{}, 1).plan)
+      << "a story told to a library is run even where its built-in cannot be told it";
+}
+
 TEST(Plan, AStoryThatCannotBeToldToALockIsNotApplicableWithItsReason) {
   const Scenario s = scenario(R"({"name": "w", "algorithms": ["set-nx-px", "redlock"],
       "expect": {"redlock": {"not_applicable": "Redlock's masters have no replica to promote"}}})");

@@ -62,6 +62,38 @@ TEST(Scenario, ExpectationsSayWhyAndNotApplicableCellsSayWhyNot) {
             std::string::npos);
 }
 
+// A story about a published library says what it expects of that library by
+// the name its adapter answers hello with; a built-in's id there is a slip.
+TEST(Scenario, LibrariesHaveExpectationsOfTheirOwn) {
+  Scenario s = parse_scenario(json::parse(R"({"name":"x","algorithms":["redlock"],
+      "workload":{"checks_validity":false},
+      "expect":{"default":{"verdict":"safe","why":"Redlock refuses an expired quorum"}},
+      "libraries":{"node-redlock-v5":{"verdict":"violated","kinds":["mutual-exclusion"],
+                                      "why":"validity counted from the first attempt"},
+                   "node-redlock-v4":{"not_applicable":"no after-send step"}}})"),
+                              "s.json");
+  EXPECT_FALSE(s.workload.checks_validity);
+  EXPECT_EQ(s.library_expectations.at("node-redlock-v5").verdict, Verdict::Violated);
+  EXPECT_EQ(s.library_not_applicable.at("node-redlock-v4"), "no after-send step");
+  const Scenario again = parse_scenario(scenario_to_json(s), "s.json");
+  EXPECT_FALSE(again.workload.checks_validity);
+  EXPECT_EQ(again.library_expectations.at("node-redlock-v5").why,
+            "validity counted from the first attempt");
+  EXPECT_EQ(again.library_not_applicable, s.library_not_applicable);
+  EXPECT_TRUE(parse_scenario(json::parse(R"({"algorithms":["redlock"]})"), "s.json")
+                  .workload.checks_validity)
+      << "a client checks the validity it is handed unless the story says otherwise";
+
+  EXPECT_NE(error_of(json::parse(R"({"algorithms":["redlock"],
+                "libraries":{"redlock":{"verdict":"safe"}}})"))
+                .find("'libraries.redlock' names the built-in redlock"),
+            std::string::npos);
+  EXPECT_NE(error_of(json::parse(R"({"algorithms":["redlock"],
+                "libraries":{"x":{"verdict":"maybe"}}})"))
+                .find("'libraries.x.verdict'"),
+            std::string::npos);
+}
+
 TEST(Scenario, BadInputNamesTheFieldInOneLine) {
   EXPECT_EQ(error_of(json::parse(R"({"algorithms":["nope"]})")).substr(0, 47),
             "s.json: field 'algorithms' names unknown algori");
