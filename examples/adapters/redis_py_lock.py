@@ -80,7 +80,8 @@ HANDLERS = {"acquire": acquire, "release": release, "extend": extend}
 def handle(client, request):
     op = request.get("op")
     if op == "hello":
-        return {"ok": True, "name": "redis-py-lock", "reentrant": False, "fencing": False}
+        return {"ok": True, "name": "redis-py-lock", "version": "redis-py " + redis.__version__,
+                "reentrant": False, "fencing": False}
     if op not in HANDLERS:
         return {"ok": False, "error": "unknown op %r" % op}
     try:

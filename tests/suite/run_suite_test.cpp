@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "comparison.h"
 #include "suite.h"
 #include "suite_test_support.h"
 #include "temp_dir.h"
@@ -334,6 +335,61 @@ TEST_F(RunSuite, SaferThanAndNotApplicablePassAndAreCountedApart) {
             std::string::npos)
       << lines;
   EXPECT_NE(lines.find("skip × set-nx-px: not applicable "), std::string::npos) << lines;
+}
+
+// The suite records what was compared (the locks, in column order, and the
+// Redis version), and the comparison written from it says, per lock, what it
+// survives, and per cell what was measured, expected and why.
+TEST_F(RunSuite, TheComparisonSaysWhatEachLockSurvivesAndWhy) {
+  LockUnderTest library;
+  library.name = "lib-x";
+  library.family = "library";
+  library.version = "lib-x 1.2.3";
+  library.like = "set-nx-px";
+  library.adapter = AdapterConfig{.command = "node lib-x/adapter.js"};
+  fake.adjust = [](const Scenario& s, RunResult& run) {
+    run.expected->why = "because " + s.name;
+    if (s.name == "skip" && run.algorithm == "lib-x") {
+      run.not_applicable = "lib-x has no after-setnx step";
+      run.verdict = Verdict::Unknown;
+    }
+  };
+  SuiteOptions o = options();
+  o.locks = {LockUnderTest::built_in("set-nx-px"), LockUnderTest::built_in("redlock"), library};
+  o.matrix.extra.push_back({"lib-x", "set-nx-px"});
+  o.redis_version = "7.0.15";
+  json suite = run_suite(
+      {scenario("calm", {"set-nx-px"}, 1), scenario("pause-long", {"set-nx-px"}, 2, "violated"),
+       scenario("skip", {"set-nx-px"}, 3)},
+      o, runner);
+  EXPECT_EQ(suite["redis_version"], "7.0.15");
+  ASSERT_EQ(suite["locks"].size(), 2u) << "redlock has no cell: no column";
+  EXPECT_EQ(suite["locks"][0], json({{"name", "set-nx-px"}, {"family", "single instance"}}));
+  EXPECT_EQ(suite["locks"][1], json({{"name", "lib-x"},
+                                     {"family", "library"},
+                                     {"like", "set-nx-px"},
+                                     {"adapter", "node lib-x/adapter.js"},
+                                     {"version", "lib-x 1.2.3"}}));
+
+  const std::string md = reports::comparison_markdown(o.out_dir);
+  EXPECT_NE(md.find("- Redis: 7.0.15\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("- command: `locklab suite x`"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `set-nx-px` | single instance | 2 of 3 stories | pause-long |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| `lib-x` lib-x 1.2.3 | library, like set-nx-px | 1 of 2 stories | "
+                    "pause-long |"),
+            std::string::npos)
+      << "a story it could not be told is not counted: " << md;
+  EXPECT_NE(md.find("| [pause-long](#pause-long) | ✗ overlap | ✗ overlap |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| [skip](#skip) | ✓ safe | n/a |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `set-nx-px` | ✗ overlap | violated | because pause-long |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| `lib-x` lib-x 1.2.3 | n/a | — | lib-x has no after-setnx step |"),
+            std::string::npos)
+      << md;
 }
 
 TEST_F(RunSuite, UnwritableOutputThrowsNamingTheFile) {

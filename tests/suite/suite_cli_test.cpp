@@ -198,6 +198,8 @@ TEST_F(SuiteCli, MergedShardsAreWhatOneUnshardedRunWrites) {
   const json b = read_json(dir.path() / "merged" / "results.json");
   EXPECT_EQ(b["options"]["shard"], "1/1");
   EXPECT_EQ(comparable(a), comparable(b));
+  EXPECT_EQ(b["locks"].size(), 2u) << "set-nx-px and fenced, as the whole run compared them";
+  EXPECT_NE(b["redis_version"], "") << "the Redis version the shards ran";
   // Every scenario directory: the same runs, histories where they say.
   for (const char* scenario : {"calm", "pause", "also-calm"}) {
     json runs_a = read_json(dir.path() / "whole" / scenario / "results.json")["runs"];
@@ -332,6 +334,45 @@ TEST_F(SuiteCli, TheExampleAdapterRunsTheSuiteInPlaceOfTheBuiltInLocks) {
   Outcome alone = locklab("suite " + paths() + " --like set-nx-px");
   EXPECT_EQ(alone.status, 2) << alone.err;
   EXPECT_NE(alone.err.find("--adapter"), std::string::npos) << alone.err;
+}
+
+// A libraries file adds columns beside the built-in locks; a story may hold
+// a library to an expectation of its own, by the name its adapter answers.
+TEST_F(SuiteCli, LibrariesAreColumnsBesideTheBuiltInsWithTheirOwnExpectations) {
+  json pause = pause_scenario();
+  pause["libraries"] = {
+      {"redis-py-lock", {{"verdict", "safe"}, {"why", "wrong on purpose: the lease still ends"}}}};
+  write_json(suite / "pause.json", pause);
+  const fs::path libraries = dir.path() / "libraries.json";
+  write_json(libraries, {{"libraries",
+                          {{{"adapter", std::string("/usr/bin/python3 ") + EXAMPLE_ADAPTERS_DIR +
+                                            "/redis_py_lock.py"},
+                            {"like", "set-nx-px"}}}}});
+  Outcome o = locklab("suite " + paths() + " --libraries " + libraries.string());
+  EXPECT_EQ(o.status, 1) << "the library is held to its own (wrong) expectation: " << o.err;
+  EXPECT_NE(o.err.find("] pause × set-nx-px: violated (expected violated) ok "), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("] pause × redis-py-lock: violated (expected safe)"), std::string::npos)
+      << o.err;
+  json results = read_json(out / "results.json");
+  ASSERT_EQ(results["locks"].size(), 2u);
+  EXPECT_EQ(results["locks"][1]["name"], "redis-py-lock");
+  EXPECT_EQ(results["locks"][1]["family"], "library");
+  EXPECT_EQ(results["locks"][1]["like"], "set-nx-px");
+  EXPECT_NE(results["locks"][1]["version"].get<std::string>().find("redis-py "), std::string::npos)
+      << results["locks"][1];
+
+  // A story naming a library the file does not list is one line, before anything runs.
+  pause["libraries"] = {{"redis-py-lok", {{"verdict", "safe"}}}};
+  write_json(suite / "pause.json", pause);
+  fs::remove_all(out);
+  Outcome misspelt = locklab("suite " + paths() + " --libraries " + libraries.string());
+  EXPECT_EQ(misspelt.status, 2) << misspelt.err;
+  EXPECT_NE(misspelt.err.find("field 'libraries.redis-py-lok' names no library of"),
+            std::string::npos)
+      << misspelt.err;
+  EXPECT_EQ(std::count(misspelt.err.begin(), misspelt.err.end(), '\n'), 1) << misspelt.err;
+  EXPECT_FALSE(fs::exists(out / "results.json"));
 }
 
 TEST_F(SuiteCli, SuiteAndSweepHaveHelp) {
