@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine:
-#   lab.sh suite [ARGS…]   set up, build, run the default scenario suite, write its report
+#   lab.sh suite [ARGS…]   set up, build, run the comparison (every story, every built-in lock
+#                          and the pinned libraries), write its report and COMPARISON.md
 #   lab.sh test            set up, build, run every test
 #   lab.sh setup           install what is missing and build (idempotent)
 set -euo pipefail
@@ -32,6 +33,23 @@ install_missing() {
   "${run[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# The lock libraries (lock_impls/libraries): Node.js and npm from Debian when
+# the machine has none, then the packages pinned in package-lock.json (npm ci,
+# again only when the lock file changed). Nothing is fetched at run time.
+install_libraries() {
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    packages=(nodejs npm)
+    install_missing
+  fi
+  local dir="$here/lock_impls/libraries" stamp
+  stamp=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [[ "$(cat "$dir/node_modules/.locklab-installed" 2>/dev/null)" != "$stamp" ]]; then
+    echo "lab.sh: installing the pinned lock libraries (npm ci)" >&2
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$stamp" >"$dir/node_modules/.locklab-installed"
+  fi
+}
+
 build() {
   if [[ ! -f "$build/CMakeCache.txt" ]]; then
     cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O2 >/dev/null
@@ -44,19 +62,29 @@ command=${1:-}
 case "$command" in
   setup)
     install_missing
+    install_libraries
     build
     ;;
   suite)
     install_missing
+    install_libraries
     build
     cd "$here"
     # Cells mostly wait on timers: three at a time fit two cores (unless --jobs is given).
     jobs=(--jobs 3)
     for arg in "$@"; do [[ $arg == --jobs* || $arg == -j* ]] && jobs=(); done
-    exec "$build/locklab" suite scenarios --out results --junit results/junit.xml "${jobs[@]}" "$@"
+    status=0
+    "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
+      --out results --junit results/junit.xml "${jobs[@]}" "$@" || status=$?
+    if [[ -f results/results.json ]]; then
+      "$build/locklab" report results --comparison results/COMPARISON.md >/dev/null 2>&1 || true
+      echo "comparison: results/COMPARISON.md" >&2
+    fi
+    exit "$status"
     ;;
   test)
     install_missing
+    install_libraries
     build
     cd "$build"
     exec ctest --output-on-failure -j "$(nproc)" "$@"

@@ -1,0 +1,105 @@
+'use strict';
+// locklab adapter for node-redisson 1.0.4: Redisson's re-entrant hash lock
+// with its watchdog, on one Redis node (the first --redis endpoint). See
+// README.md.
+const { Redisson } = require('node-redisson');
+const { run, endpointsFrom, versionOf } = require('../protocol');
+const { CLIENT_OPTIONS, whenReady, outcomeOf } = require('../clients');
+
+// The installed library's version, for hello.
+const VERSION = versionOf('node-redisson');
+
+const [{ host, port }] = endpointsFrom(process.argv);
+
+// node-redisson makes its own two ioredis clients (commands, and pub/sub for
+// unlock messages) from `redis.options`: the same options as every adapter
+// here (../clients.js). Everything else is the library's default
+// (eventAdapter 'pubsub'), except lockWatchdogTimeout: the lease the lab asks
+// for (ttl_ms) is what Redisson calls the watchdog timeout, the lease a lock
+// taken without a leaseTime gets and the watchdog renews every third of.
+// It is a setting of the Redisson object, so there is one per ttl_ms.
+const redissons = new Map();
+function redissonFor(ttl) {
+  if (!redissons.has(ttl)) {
+    const redisson = new Redisson({
+      redis: {
+        options: {
+          host,
+          port,
+          ...CLIENT_OPTIONS,
+          username: process.env.LOCKLAB_REDIS_USERNAME || undefined,
+          password: process.env.LOCKLAB_REDIS_PASSWORD || undefined,
+        },
+      },
+      lockWatchdogTimeout: BigInt(ttl),
+    });
+    for (const client of [redisson.redis, redisson.commandExecutor.subscribeRedis])
+      client.on('error', (error) => console.error(`redis: ${error.message}`));
+    redissons.set(ttl, {
+      redisson,
+      ready: whenReady([redisson.redis, redisson.commandExecutor.subscribeRedis]),
+    });
+  }
+  return redissons.get(ttl);
+}
+
+// Locks acquired here, by owner: the hash field "<Redisson id>:<clientId>"
+// the library stored.
+const held = new Map();
+
+// The library's lock object for another owner: getLock with the owner's
+// clientId, on an executor that answers the owner's Redisson id.
+function lockOf(request) {
+  if (held.has(request.owner)) return held.get(request.owner);
+  const colon = request.owner.indexOf(':');
+  const { redisson } = redissons.values().next().value || redissonFor(30000);
+  const executor = Object.create(redisson.commandExecutor, { id: { value: request.owner.slice(0, colon) } });
+  return Redisson.prototype.getLock.call({ commandExecutor: executor }, request.lock, request.owner.slice(colon + 1));
+}
+
+async function acquire(request) {
+  const { redisson, ready } = redissonFor(request.ttl_ms);
+  await ready;
+  // getLock without a clientId: a new random one, so each acquire is a new
+  // owner (the lab asks for no re-entry; see README.md).
+  const lock = redisson.getLock(request.lock);
+  try {
+    // leaseTime true: no lease of its own, the watchdog renews it.
+    if (!(await lock.tryLock(request.wait_ms, true))) return { ok: false, error: 'held by another client' };
+  } catch (error) {
+    return outcomeOf(error);
+  }
+  const owner = lock.getClientName(lock.clientId);
+  held.set(owner, lock);
+  // Renewed by the watchdog until unlock: no deadline of its own.
+  return { ok: true, owner, validity_ms: null };
+}
+
+async function release(request) {
+  const lock = lockOf(request);
+  held.delete(request.owner);
+  try {
+    await lock.unlock();
+    return { ok: true };
+  } catch (error) {
+    // Thrown when the unlock script found no field of ours (nothing changed).
+    if (error.constructor.name === 'RedissonLockError') return { ok: false, error: `not held: ${error.message.split('\n')[0]}` };
+    return outcomeOf(error);
+  }
+}
+
+async function extend() {
+  return { ok: false, error: 'unsupported: node-redisson has no extend (its watchdog renews the lease)' };
+}
+
+// No "renews"/"held": node-redisson renews in the background but tells its
+// user nothing about it. Its public lock API is tryLock/lock/unlock/
+// forceUnlock/isLocked; isLocked() is an EXISTS on the key (anyone's hold
+// counts), and a failed renewal is only console.error'd (a refused one
+// silently drops the renewal entry from a private static map). See README.md.
+run({
+  hello: () => ({ ok: true, name: 'node-redisson', version: VERSION, reentrant: false, fencing: false }),
+  acquire,
+  release,
+  extend,
+});

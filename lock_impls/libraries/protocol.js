@@ -1,0 +1,153 @@
+'use strict';
+// The locklab adapter protocol (harness/adapter/PROTOCOL.md) for the Node
+// adapters in this folder: one JSON request per line on stdin, one JSON
+// response per line on stdout, steps announced and continued. Each adapter
+// only maps hello/acquire/release/extend to its library:
+//
+//   const { run } = require('../protocol');
+//   run({ hello, acquire, release, extend });
+//
+// A handler gets (request, ctx) and returns the response without "id":
+// { ok: true, ... }, { ok: false, error }, or { ok: false, unknown: true, error }.
+// ctx.step(name) announces a step declared in hello and resolves once the lab
+// answers "continue". ctx.endpoints is the parsed --redis list. ctx.live is
+// true until the request has been answered (false once the deadline below
+// answered "unknown" while the library's call goes on in the background).
+// A library that renews in the background adds a `held` handler (and says
+// hello with "renews": true).
+//
+// versionOf(package) reads the installed version of a package for hello's
+// "version", e.g. "redlock 4.2.0".
+
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+
+// Nothing but responses may reach stdout: libraries that log with console.log
+// log to stderr instead.
+for (const name of ['log', 'info', 'debug', 'warn']) console[name] = console.error;
+
+// Node's default for a rejected promise nobody awaits is to kill the process
+// (a protocol error for the lab). Some libraries leave such promises behind
+// in their background work (a renewal or a subscription that fails); log them
+// as an application would and go on.
+process.on('unhandledRejection', (error) => {
+  console.error('unhandled rejection:', error && error.stack ? error.stack : error);
+});
+
+// How long a request may take before the adapter answers "unknown" itself
+// (plus the request's wait_ms): under the lab's 10 s reply timeout. A library
+// whose own retries outlast it (e.g. a release retried 10 times through a
+// partition) goes on in the background; its result is then ignored.
+const DEADLINE_MS = 8000;
+
+// "<name> <version>" of a package installed in ./node_modules, as its
+// package.json says (the folder may be an npm alias such as redlock-v4: the
+// name is the package's own). A leading "v" (redlock 5's package.json says
+// "v5.0.0-beta.2") is dropped, as npm itself normalises it.
+function versionOf(folder) {
+  const file = path.join(__dirname, 'node_modules', folder, 'package.json');
+  const { name, version } = JSON.parse(fs.readFileSync(file, 'utf8'));
+  return `${name} ${String(version).replace(/^v(?=\d)/, '')}`;
+}
+
+function endpointsFrom(argv) {
+  const at = argv.indexOf('--redis');
+  if (at < 0 || !argv[at + 1]) {
+    console.error('usage: adapter --redis host:port[,host:port...]');
+    process.exit(2);
+  }
+  return argv[at + 1].split(',').map((endpoint) => {
+    const colon = endpoint.lastIndexOf(':');
+    return { host: endpoint.slice(0, colon), port: Number(endpoint.slice(colon + 1)) };
+  });
+}
+
+function run(handlers) {
+  const endpoints = endpointsFrom(process.argv);
+  const lines = [];
+  let waiting = null;
+  const input = readline.createInterface({ input: process.stdin, terminal: false });
+  input.on('line', (line) => {
+    if (!line.trim()) return;
+    if (waiting) {
+      const resolve = waiting;
+      waiting = null;
+      resolve(line);
+    } else {
+      lines.push(line);
+    }
+  });
+  input.on('close', () => process.exit(0));
+  const nextLine = () =>
+    lines.length ? Promise.resolve(lines.shift()) : new Promise((resolve) => (waiting = resolve));
+  const write = (object) => process.stdout.write(JSON.stringify(object) + '\n');
+
+  async function handle(request) {
+    const op = request.op;
+    if (op === 'hello') return handlers.hello();
+    const handler = handlers[op];
+    if (!handler) return { ok: false, error: `unknown op ${JSON.stringify(op)}` };
+
+    let live = true; // false once the deadline answered for this request
+    let timer;
+    let resolveLate;
+    const late = new Promise((resolve) => (resolveLate = resolve));
+    const arm = (ms) => {
+      timer = setTimeout(() => {
+        live = false;
+        resolveLate({
+          ok: false,
+          unknown: true,
+          error: `the library did not answer within ${ms} ms; its call goes on in the background`,
+        });
+      }, ms);
+    };
+    const budget = DEADLINE_MS + (Number(request.wait_ms) || 0);
+    let started = Date.now();
+    let spent = 0;
+    const ctx = {
+      endpoints,
+      get live() {
+        return live;
+      },
+      async step(name) {
+        if (!live) return; // the request was already answered
+        clearTimeout(timer); // time at a step does not count, for the lab either
+        spent += Date.now() - started;
+        write({ id: request.id, step: name });
+        const line = await nextLine();
+        const reply = JSON.parse(line);
+        if (reply.op !== 'continue' || reply.id !== request.id)
+          throw new Error(`expected {"id":${request.id},"op":"continue"}, got ${line}`);
+        started = Date.now();
+        arm(Math.max(0, budget - spent));
+      },
+    };
+    arm(budget);
+    try {
+      return await Promise.race([handler(request, ctx), late]);
+    } catch (error) {
+      // A handler maps the errors it knows; anything else may have happened
+      // after a command was sent.
+      return { ok: false, unknown: true, error: `adapter: ${error && error.message}` };
+    } finally {
+      live = false;
+      clearTimeout(timer);
+    }
+  }
+
+  (async () => {
+    for (;;) {
+      const line = await nextLine();
+      const request = JSON.parse(line);
+      const response = await handle(request);
+      write({ id: request.id, ...response });
+    }
+  })().catch((error) => {
+    console.error('adapter protocol error:', error);
+    process.exit(3);
+  });
+}
+
+module.exports = { run, endpointsFrom, versionOf };

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Runs every library of lock_impls/libraries/libraries.json through the
+library stories and two controls with real redis-server processes, and checks
+what the comparison relies on:
+
+- the suite exits 0: every cell met its expectation (or was safer than the
+  built-in it stands in for, or not applicable with its reason);
+- each library is a column with the version its adapter announced;
+- every library holds with no faults and breaks when paused past its lease;
+- each published bug is measured where its story says: the cells a story
+  expects violated were violated, with the kinds it names.
+
+usage: check_libraries.py LOCKLAB PROJECT_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+STORIES = "scenarios/libraries"
+CONTROLS = ["scenarios/no-faults.json", "scenarios/pause-longer-than-lease.json"]
+
+
+def fail(message):
+    print(f"check_libraries: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main():
+    locklab, project = sys.argv[1], sys.argv[2]
+    libraries_file = os.path.join(project, "lock_impls/libraries/libraries.json")
+    if not os.path.isdir(os.path.join(project, "lock_impls/libraries/node_modules")):
+        fail("lock_impls/libraries/node_modules is missing: run harness/scripts/lab.sh setup (npm ci)")
+    libraries = [entry["name"] for entry in json.load(open(libraries_file))["libraries"]]
+    out = tempfile.mkdtemp(prefix="locklab-libraries-")
+    try:
+        command = [locklab, "suite", STORIES, *CONTROLS, "--libraries", libraries_file,
+                   "--out", out, "--jobs", "3"]
+        for name in libraries:
+            command += ["-a", name]
+        run = subprocess.run(command, cwd=project, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, timeout=840)
+        if run.returncode != 0:
+            fail(f"suite exited {run.returncode}:\n" + "\n".join(
+                line for line in run.stdout.splitlines() if "NOT" in line or "error" in line))
+        results = json.load(open(os.path.join(out, "results.json")))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+    columns = {lock["name"]: lock for lock in results["locks"]}
+    for name in libraries:
+        if name not in columns:
+            fail(f"{name} is not a column of the comparison")
+        if not columns[name].get("version"):
+            fail(f"{name}'s column has no version")
+
+    cells = {(c["scenario"], c["algorithm"]): c for c in results["cells"]}
+    for name in libraries:
+        if cells[("no-faults", name)]["verdicts"] != ["safe"]:
+            fail(f"no-faults × {name}: {cells[('no-faults', name)]['verdicts']}, expected safe")
+        if cells[("pause-longer-than-lease", name)]["verdicts"] != ["violated"]:
+            fail(f"pause-longer-than-lease × {name}: expected violated")
+
+    # Every expectation a library story writes for a library is what was
+    # measured (met, not merely safer than a built-in).
+    stories = 0
+    for file in sorted(os.listdir(os.path.join(project, STORIES))):
+        story = json.load(open(os.path.join(project, STORIES, file)))
+        for name, expected in story.get("libraries", {}).items():
+            cell = cells[(story["name"], name)]
+            if "not_applicable" in expected:
+                want = "not-applicable"
+            else:
+                want = "met"
+                stories += 1
+                if expected.get("verdict") == "violated":
+                    missing = [k for k in expected.get("kinds", []) if k not in cell["kinds"]]
+                    if missing:
+                        fail(f"{story['name']} × {name}: kinds {missing} not found")
+            if cell["outcome"] != want:
+                fail(f"{story['name']} × {name}: {cell['outcome']}, expected {want}")
+    if stories == 0:
+        fail("no library story names a library")
+    print(f"check_libraries: {len(libraries)} libraries, {len(cells)} cells, "
+          f"{stories} library expectations met")
+
+
+if __name__ == "__main__":
+    main()
