@@ -14,6 +14,7 @@ usage: check_libraries.py LOCKLAB PROJECT_DIR
 """
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -28,12 +29,34 @@ def fail(message):
     sys.exit(1)
 
 
+def hello_name(command, directory):
+    """The name an adapter answers hello with (the name the suite's columns
+    and -a use). It needs no server for hello; the address given is never
+    listened on."""
+    adapter = subprocess.Popen(shlex.split(command) + ["--redis", "127.0.0.1:9"], cwd=directory,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    try:
+        answer, _ = adapter.communicate('{"id": 1, "op": "hello"}\n', timeout=20)
+    except subprocess.TimeoutExpired:
+        adapter.kill()
+        adapter.communicate()
+        fail(f"{command}: no answer to hello within 20 s")
+    for line in answer.splitlines():
+        response = json.loads(line)
+        if response.get("id") == 1 and response.get("name"):
+            return response["name"]
+    fail(f"{command}: hello answered {answer!r}")
+
+
 def main():
     locklab, project = sys.argv[1], sys.argv[2]
     libraries_file = os.path.join(project, "lock_impls/libraries/libraries.json")
     if not os.path.isdir(os.path.join(project, "lock_impls/libraries/node_modules")):
         fail("lock_impls/libraries/node_modules is missing: run harness/scripts/lab.sh setup (npm ci)")
-    libraries = [entry["name"] for entry in json.load(open(libraries_file))["libraries"]]
+    directory = os.path.dirname(libraries_file)
+    libraries = [hello_name(entry["adapter"], directory)
+                 for entry in json.load(open(libraries_file))["libraries"]]
     out = tempfile.mkdtemp(prefix="locklab-libraries-")
     try:
         command = [locklab, "suite", STORIES, *CONTROLS, "--libraries", libraries_file,
