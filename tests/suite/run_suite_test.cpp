@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "comparison.h"
+#include "reports/headless_browser.h"
 #include "suite.h"
 #include "suite_test_support.h"
 #include "temp_dir.h"
@@ -340,28 +341,35 @@ TEST_F(RunSuite, SaferThanAndNotApplicablePassAndAreCountedApart) {
 // The suite records what was compared (the locks, in column order, and the
 // Redis version), and the comparison written from it says, per lock, what it
 // survives, and per cell what was measured, expected and why.
-TEST_F(RunSuite, TheComparisonSaysWhatEachLockSurvivesAndWhy) {
+// A suite comparing set-nx-px with a library standing in for it, over three
+// stories: one both survive, one that breaks both, one the library cannot
+// be told (not applicable, with its reason). Every expectation has a why.
+json compare_with_a_library(Fixture& f, SuiteOptions o) {
   LockUnderTest library;
   library.name = "lib-x";
   library.family = "library";
   library.version = "lib-x 1.2.3";
   library.like = "set-nx-px";
   library.adapter = AdapterConfig{.command = "node lib-x/adapter.js"};
-  fake.adjust = [](const Scenario& s, RunResult& run) {
+  f.fake.adjust = [](const Scenario& s, RunResult& run) {
     run.expected->why = "because " + s.name;
     if (s.name == "skip" && run.algorithm == "lib-x") {
       run.not_applicable = "lib-x has no after-setnx step";
       run.verdict = Verdict::Unknown;
     }
   };
-  SuiteOptions o = options();
   o.locks = {LockUnderTest::built_in("set-nx-px"), LockUnderTest::built_in("redlock"), library};
   o.matrix.extra.push_back({"lib-x", "set-nx-px"});
   o.redis_version = "7.0.15";
-  json suite = run_suite(
+  return run_suite(
       {scenario("calm", {"set-nx-px"}, 1), scenario("pause-long", {"set-nx-px"}, 2, "violated"),
        scenario("skip", {"set-nx-px"}, 3)},
-      o, runner);
+      o, f.runner);
+}
+
+TEST_F(RunSuite, TheComparisonSaysWhatEachLockSurvivesAndWhy) {
+  SuiteOptions o = options();
+  json suite = compare_with_a_library(*this, o);
   EXPECT_EQ(suite["redis_version"], "7.0.15");
   ASSERT_EQ(suite["locks"].size(), 2u) << "redlock has no cell: no column";
   EXPECT_EQ(suite["locks"][0], json({{"name", "set-nx-px"}, {"family", "single instance"}}));
@@ -390,6 +398,33 @@ TEST_F(RunSuite, TheComparisonSaysWhatEachLockSurvivesAndWhy) {
   EXPECT_NE(md.find("| `lib-x` lib-x 1.2.3 | n/a | — | lib-x has no after-setnx step |"),
             std::string::npos)
       << md;
+}
+
+// The comparison page as a person reads it, in headless Chromium: per lock
+// "survives N of M" with its version, and in each cell what was measured,
+// what was expected and why, or why the story could not be told.
+TEST_F(RunSuite, TheComparisonPageReadsRightInABrowser) {
+  const auto chromium = reports::fixtures::find_chromium();
+  if (!chromium)
+    GTEST_SKIP() << "no headless browser: chromium is not installed (Debian: apt-get install "
+                    "chromium; harness/scripts/lab.sh setup installs it)";
+  SuiteOptions o = options();
+  o.html_report = true;
+  compare_with_a_library(*this, o);
+  const fs::path index = o.out_dir / "index.html";
+  const auto load = reports::fixtures::load_page(*chromium, index, "", out.path() / "index.png");
+  for (const auto& line : load.console_lines) ADD_FAILURE() << "console: " << line;
+  const std::string& dom = load.dom;
+  auto has = [&dom](const std::string& text) { return dom.find(text) != std::string::npos; };
+  EXPECT_TRUE(has("<h2>Which lock survives what</h2>")) << dom;
+  EXPECT_TRUE(has("<td>set-nx-px</td><td>2 of 3 stories</td><td>pause-long</td>")) << dom;
+  EXPECT_TRUE(has("<td>lib-x</td><td>1 of 2 stories</td><td>pause-long</td>")) << dom;
+  EXPECT_TRUE(has("lib-x (lib-x 1.2.3), like set-nx-px<span class=\"survives\">survives 1 of "
+                  "2</span>"))
+      << "the library's column names its version: " << dom;
+  EXPECT_TRUE(has("<span class=\"na-reason\">lib-x has no after-setnx step</span>")) << dom;
+  EXPECT_TRUE(has("<summary>why</summary>because pause-long")) << dom;
+  EXPECT_TRUE(has("<span class=\"cell-expected\">expected violated")) << dom;
 }
 
 TEST_F(RunSuite, UnwritableOutputThrowsNamingTheFile) {
