@@ -419,8 +419,9 @@ TEST_F(RunSuite, TheComparisonPageReadsRightInABrowser) {
   EXPECT_TRUE(has("<h2>Which lock survives what</h2>")) << dom;
   EXPECT_TRUE(has("<td>set-nx-px</td><td>2 of 3 stories</td><td>pause-long</td>")) << dom;
   EXPECT_TRUE(has("<td>lib-x</td><td>1 of 2 stories</td><td>pause-long</td>")) << dom;
-  EXPECT_TRUE(has("lib-x (lib-x 1.2.3), like set-nx-px<span class=\"survives\">survives 1 of "
-                  "2</span>"))
+  EXPECT_TRUE(
+      has("lib-x (lib-x 1.2.3), like set-nx-px<span class=\"survives\">survives 1 of "
+          "2</span>"))
       << "the library's column names its version: " << dom;
   EXPECT_TRUE(has("<span class=\"na-reason\">lib-x has no after-setnx step</span>")) << dom;
   EXPECT_TRUE(has("<summary>why</summary>because pause-long")) << dom;
