@@ -375,6 +375,39 @@ TEST_F(SuiteCli, LibrariesAreColumnsBesideTheBuiltInsWithTheirOwnExpectations) {
   EXPECT_FALSE(fs::exists(out / "results.json"));
 }
 
+// A library whose adapter says hello and then answers garbage is one cell
+// error with one line naming the library; the other locks' cells are still
+// measured and written, and the comparison does not stall.
+TEST_F(SuiteCli, ALibraryThatAnswersGarbageIsOneCellErrorNotAStalledComparison) {
+  write_json(suite / "pause.json", pause_scenario());
+  const fs::path broken = dir.path() / "broken.py";
+  std::ofstream(broken) << "import json, sys\n"
+                           "for line in sys.stdin:\n"
+                           "    request = json.loads(line)\n"
+                           "    if request['op'] == 'hello':\n"
+                           "        print(json.dumps({'id': request['id'], 'ok': True,\n"
+                           "                          'name': 'garbage-lock'}), flush=True)\n"
+                           "    else:\n"
+                           "        print('this is not JSON', flush=True)\n";
+  const fs::path libraries = dir.path() / "libraries.json";
+  write_json(libraries,
+             {{"libraries",
+               {{{"adapter", "/usr/bin/python3 " + broken.string()}, {"like", "set-nx-px"}}}}});
+  Outcome o = locklab("suite " + paths() + " --libraries " + libraries.string());
+  EXPECT_EQ(o.status, 2) << "a run failed: " << o.err;
+  EXPECT_NE(o.err.find("] pause × set-nx-px: violated (expected violated) ok "), std::string::npos)
+      << "the built-in's cell is still measured: " << o.err;
+  const size_t line = o.err.find("] pause × garbage-lock: ");
+  ASSERT_NE(line, std::string::npos) << o.err;
+  const std::string cell = o.err.substr(line, o.err.find('\n', line) - line);
+  EXPECT_NE(cell.find("this is not JSON"), std::string::npos) << "the garbage is quoted: " << cell;
+  json results = read_json(out / "results.json");
+  bool errored = false;
+  for (const auto& c : results["cells"])
+    if (c["algorithm"] == "garbage-lock") errored = c["outcome"] == "error";
+  EXPECT_TRUE(errored) << results["cells"];
+}
+
 TEST_F(SuiteCli, SuiteAndSweepHaveHelp) {
   for (const char* command : {"suite --help", "sweep --help"}) {
     Outcome o = locklab(command);
