@@ -77,9 +77,14 @@ case "$command" in
     status=0
     "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
       --out results --junit results/junit.xml "${jobs[@]}" "$@" || status=$?
-    if [[ -f results/results.json ]]; then
-      "$build/locklab" report results --comparison results/COMPARISON.md >/dev/null 2>&1 || true
-      echo "comparison: results/COMPARISON.md" >&2
+    # The table, from this run's results (status 2: the suite may not have written them).
+    if [[ $status -ne 2 && -f results/results.json ]]; then
+      if ! report=$("$build/locklab" report results --comparison results/COMPARISON.md 2>&1); then
+        echo "$report" >&2
+        status=2
+      else
+        echo "comparison: results/COMPARISON.md" >&2
+      fi
     fi
     exit "$status"
     ;;
