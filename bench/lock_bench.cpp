@@ -1,7 +1,8 @@
 // How fast the lab drives locks, against what the same Redis server can do
 // in the same run, and what a run costs in memory:
 //
-//   lock_bench throughput [--algorithms a,b] [--clients 1,8,32,64] [--seconds S] [--json FILE]
+//   lock_bench throughput [--algorithms a,b] [--clients 1,8,32,64] [--seconds S] [--pairs P]
+//                         [--json FILE]
 //       Each algorithm on a fresh cluster of real redis-servers (one node;
 //       redlock five), N clients in acquire/release loops on a lock each, no
 //       work, no think time; the Redis commands the clients sent per second
@@ -9,7 +10,13 @@
 //       too). Then, against the same server and with the
 //       same N, redis-benchmark doing what a set-nx-px operation does: SET
 //       key value NX PX, and EVALSHA of the lab's release script. The ratio
-//       is lab / redis-benchmark, the two commands mixed one to one.
+//       is lab / redis-benchmark, the two commands mixed one to one. Each
+//       point is P such pairs in a row (default 5), lab and redis-benchmark
+//       taking turns on the same server: the median ratio with its least and
+//       largest, the load average before and after each pair, and where the
+//       time went (CPU per command of the lab and of redis-server, context
+//       switches per command); a point whose ratios spread by more than
+//       kSteadySpread of their median is flagged unsteady.
 //   lock_bench recording [--clients N] [--seconds S] [--rounds R] [--json FILE]
 //       set-nx-px with the history recorded, and with nothing recorded,
 //       alternately; the overhead is 1 - recorded / not recorded
@@ -22,6 +29,7 @@
 // started here on a free loopback port and stopped with its run.
 #include <sys/resource.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -53,8 +61,53 @@ struct Options {
   std::vector<int> clients = {1, 8, 32, 64};
   double seconds = 3;
   int rounds = 3;
+  int pairs = 5;
   std::string json_file;
 };
+
+// Pairs of one point whose ratios spread by more than this fraction of
+// their median measured the machine's neighbours as much as the lab: on a
+// quiet machine five pairs stay within it.
+constexpr double kSteadySpread = 0.15;
+
+// The 1-minute load average, as /proc/loadavg says.
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1;
+  in >> load;
+  return load;
+}
+
+// CPU seconds (user + system) a process has used, from /proc/PID/stat.
+double process_cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; fields >> field; ++i) {  // field 3 is the state
+    if (i == 14) utime = std::stod(field);
+    if (i == 15) {
+      stime = std::stod(field);
+      break;
+    }
+  }
+  return (utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+// This process's CPU seconds and context switches so far.
+struct Usage {
+  double cpu = 0;
+  int64_t voluntary = 0, involuntary = 0;
+};
+Usage self_usage() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+  return {seconds(u.ru_utime) + seconds(u.ru_stime), u.ru_nvcsw, u.ru_nivcsw};
+}
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> out;
@@ -130,6 +183,10 @@ struct LoopResult {
   int64_t events = 0;
   double baseline_commands_per_s = 0;  // redis-benchmark's, 0 when not measured
   double set_per_s = 0, evalsha_per_s = 0;
+  // Where the loop's time went: CPU seconds of the lab process and of
+  // node 0's redis-server, and the lab's context switches, during the loop.
+  double lab_cpu = 0, server_cpu = 0;
+  int64_t voluntary_switches = 0, involuntary_switches = 0;
 };
 
 LoopResult run_loop(const std::string& algorithm, int clients, double seconds, bool record,
@@ -138,12 +195,23 @@ LoopResult run_loop(const std::string& algorithm, int clients, double seconds, b
   TempDir dir("locklab-bench");
   LoopResult result;
   std::chrono::steady_clock::time_point started;
+  Usage usage_before;
+  double server_before = 0;
   RunProbe probe;
   probe.record_history = record;
-  probe.started = [&](Cluster&) { started = std::chrono::steady_clock::now(); };
+  probe.started = [&](Cluster& cluster) {
+    server_before = process_cpu_seconds(cluster.server(0).pid());
+    usage_before = self_usage();
+    started = std::chrono::steady_clock::now();
+  };
   probe.finished = [&](Cluster& cluster) {
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const Usage usage = self_usage();
+    result.lab_cpu = usage.cpu - usage_before.cpu;
+    result.voluntary_switches = usage.voluntary - usage_before.voluntary;
+    result.involuntary_switches = usage.involuntary - usage_before.involuntary;
+    result.server_cpu = process_cpu_seconds(cluster.server(0).pid()) - server_before;
     result.commands = probe.commands;
     if (!baseline) return;
     const Endpoint server = cluster.server(0).endpoint();
@@ -196,10 +264,40 @@ int throughput(const Options& options) {
   json rows = json::array();
   std::map<int, double> single_node_acquisitions;  // set-nx-px, per client count
   std::printf("%-26s %7s %12s %14s %7s %12s\n", "algorithm", "clients", "lab cmd/s", "bench cmd/s",
-              "ratio", "acquires/s");
+              "median ratio", "acquires/s");
   for (const auto& algorithm : algorithms)
     for (int clients : options.clients) {
-      LoopResult r = run_loop(algorithm, clients, options.seconds, true, true);
+      // Pairs in a row, lab then redis-benchmark on the same server each.
+      std::vector<std::pair<double, LoopResult>> measured;
+      json pairs = json::array();
+      for (int p = 0; p < std::max(1, options.pairs); ++p) {
+        const double load_before = load_average();
+        LoopResult pair = run_loop(algorithm, clients, options.seconds, true, true);
+        const double ratio = double(pair.commands) / pair.seconds / pair.baseline_commands_per_s;
+        const double commands = double(std::max<int64_t>(pair.commands, 1));
+        pairs.push_back(
+            {{"ratio", std::round(ratio * 1000) / 1000},
+             {"lab_commands_per_s", std::round(double(pair.commands) / pair.seconds)},
+             {"redis_benchmark_commands_per_s", std::round(pair.baseline_commands_per_s)},
+             {"load_before", load_before},
+             {"load_after", load_average()},
+             {"lab_cpu_us_per_command", std::round(pair.lab_cpu / commands * 1e7) / 10},
+             {"server_cpu_us_per_command", std::round(pair.server_cpu / commands * 1e7) / 10},
+             {"lab_cpu_cores", std::round(pair.lab_cpu / pair.seconds * 100) / 100},
+             {"server_cpu_cores", std::round(pair.server_cpu / pair.seconds * 100) / 100},
+             {"context_switches_per_command",
+              std::round(double(pair.voluntary_switches + pair.involuntary_switches) / commands *
+                         100) /
+                  100}});
+        measured.emplace_back(ratio, pair);
+      }
+      std::vector<std::pair<double, LoopResult>> sorted = measured;
+      std::sort(sorted.begin(), sorted.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      // The median pair stands for the point (the lower middle one of an even count).
+      const LoopResult& r = sorted[(sorted.size() - 1) / 2].second;
+      const double median_ratio = sorted[(sorted.size() - 1) / 2].first;
+      const double min_ratio = sorted.front().first, max_ratio = sorted.back().first;
       const double lab = double(r.commands) / r.seconds;
       const double acquisitions = double(r.acquisitions) / r.seconds;
       if (algorithm == "set-nx-px") single_node_acquisitions[clients] = acquisitions;
@@ -209,7 +307,13 @@ int throughput(const Options& options) {
                   {"redis_benchmark_commands_per_s", std::round(r.baseline_commands_per_s)},
                   {"redis_benchmark_set_nx_px_per_s", std::round(r.set_per_s)},
                   {"redis_benchmark_evalsha_per_s", std::round(r.evalsha_per_s)},
-                  {"ratio", std::round(lab / r.baseline_commands_per_s * 1000) / 1000},
+                  {"ratio", std::round(median_ratio * 1000) / 1000},
+                  {"median_ratio", std::round(median_ratio * 1000) / 1000},
+                  {"min_ratio", std::round(min_ratio * 1000) / 1000},
+                  {"max_ratio", std::round(max_ratio * 1000) / 1000},
+                  {"pairs", measured.size()},
+                  {"unsteady", (max_ratio - min_ratio) > kSteadySpread * median_ratio},
+                  {"pair_runs", pairs},
                   {"acquisitions_per_s", std::round(acquisitions)},
                   {"seconds", r.seconds}};
       if (algorithm == "set-nx-px") {
@@ -223,8 +327,10 @@ int throughput(const Options& options) {
       if (algorithm == "redlock" && single_node_acquisitions.count(clients))
         row["acquisitions_vs_single_node"] =
             std::round(acquisitions / single_node_acquisitions[clients] * 1000) / 1000;
-      std::printf("%-26s %7d %12.0f %14.0f %7.2f %12.0f", algorithm.c_str(), clients, lab,
-                  r.baseline_commands_per_s, lab / r.baseline_commands_per_s, acquisitions);
+      std::printf("%-26s %7d %12.0f %14.0f %7.2f %12.0f   (%zu pairs: %.2f-%.2f%s)",
+                  algorithm.c_str(), clients, lab, r.baseline_commands_per_s, median_ratio,
+                  acquisitions, measured.size(), min_ratio, max_ratio,
+                  row["unsteady"] == true ? ", UNSTEADY" : "");
       if (row.contains("via_fault_proxies_ratio"))
         std::printf("   (via fault proxies: %.0f cmd/s, ratio %.2f)",
                     row["via_fault_proxies_commands_per_s"].get<double>(),
@@ -313,6 +419,9 @@ int main(int argc, char** argv) {
         options.seconds = std::stod(value);
       } else if (flag == "--rounds") {
         options.rounds = std::stoi(value);
+      } else if (flag == "--pairs") {
+        options.pairs = std::stoi(value);
+        if (options.pairs < 1) throw std::invalid_argument("--pairs must be at least 1");
       } else if (flag == "--json") {
         options.json_file = value;
       } else {

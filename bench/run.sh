@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Runs every benchmark and writes their figures to bench/results/latest.json
-# (docs/PERFORMANCE.md says what each one means). About 9 minutes on a
+# (docs/PERFORMANCE.md says what each one means). About 12 minutes on a
 # 2-core machine; every server it needs is started and stopped by the
 # benchmarks themselves, on loopback.
 #
-#   bash bench/run.sh [--suite-results DIR] [--quick]
+#   bash bench/run.sh [--suite-results DIR] [--envelope-results DIR] [--quick]
 #
 # --suite-results DIR  also report a suite run's wall time, total and per
 #                      scenario, from DIR/results.json (a run that already
 #                      happened: `locklab suite scenarios --jobs 2 --out DIR`)
+# --envelope-results DIR  also report a safety envelope's wall time, total
+#                      and per lock, from DIR/envelope.json (`locklab
+#                      envelope --out DIR`; lab.sh suite writes results/envelope)
 # --quick              shorter runs, fewer client counts (a smoke run)
 set -euo pipefail
 
@@ -16,14 +19,20 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="$here/build"
 out_dir="$here/bench/results"
 suite_results=""
+envelope_results=""
 quick=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --suite-results) suite_results=${2:?--suite-results needs a directory}; shift 2 ;;
+    --envelope-results) envelope_results=${2:?--envelope-results needs a directory}; shift 2 ;;
     --quick) quick=1; shift ;;
-    *) echo "usage: bench/run.sh [--suite-results DIR] [--quick]" >&2; exit 2 ;;
+    *) echo "usage: bench/run.sh [--suite-results DIR] [--envelope-results DIR] [--quick]" >&2; exit 2 ;;
   esac
 done
+if [[ -n "$envelope_results" && ! -f "$envelope_results/envelope.json" ]]; then
+  echo "bench/run.sh: $envelope_results/envelope.json does not exist" >&2
+  exit 2
+fi
 if [[ -n "$suite_results" && ! -f "$suite_results/results.json" ]]; then
   echo "bench/run.sh: $suite_results/results.json does not exist" >&2
   exit 2
@@ -45,12 +54,17 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$out_dir"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-seconds=3 clients=1,8,32,64 long=30 events=10000000 explore=(--minutes 2)
-if [[ $quick -eq 1 ]]; then seconds=1 clients=1,32 long=6 events=1000000 explore=(--runs 6); fi
+seconds=3 clients=1,8,32,64 other_clients=1,32 pairs=5 long=30 events=10000000 explore=(--minutes 2)
+if [[ $quick -eq 1 ]]; then
+  seconds=1 clients=1,32 other_clients=32 pairs=2 long=6 events=1000000 explore=(--runs 6)
+fi
 
-echo "== lock throughput against redis-benchmark (each algorithm, clients $clients)"
-"$build/bench/lock_bench" throughput --clients "$clients" --seconds "$seconds" \
-  --json "$work/throughput.json"
+echo "== set-nx-px throughput against redis-benchmark (clients $clients, $pairs pairs each)"
+"$build/bench/lock_bench" throughput --algorithms set-nx-px --clients "$clients" \
+  --seconds "$seconds" --pairs "$pairs" --json "$work/throughput.json"
+echo "== every algorithm's throughput (clients $other_clients, one pair each)"
+"$build/bench/lock_bench" throughput --clients "$other_clients" --seconds "$seconds" --pairs 1 \
+  --json "$work/throughput-all.json"
 echo "== recording overhead"
 "$build/bench/lock_bench" recording --clients 32 --seconds "$seconds" --rounds 3 \
   --json "$work/recording.json"
@@ -74,13 +88,16 @@ fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 redis_version=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
 python3 - "$work" "$out_dir/latest.json" "$suite_results" "$started" "$(nproc)" \
-  "$redis_version" "$load_before" "$load_after" <<'PY'
+  "$redis_version" "$load_before" "$load_after" "$envelope_results" <<'PY'
 import json, os, sys
-work, out, suite_dir, started, cores, redis, load_before, load_after = sys.argv[1:]
+work, out, suite_dir, started, cores, redis, load_before, load_after, envelope_dir = sys.argv[1:]
 read = lambda name: json.load(open(os.path.join(work, name)))
 doc = {"date": started, "cores": int(cores), "redis_version": redis,
        "load_average_before": load_before, "load_average_after": load_after}
 doc.update(read("throughput.json"))
+# set-nx-px from its pairs; the other algorithms from their single pair.
+doc["lock_throughput"] += [row for row in read("throughput-all.json")["lock_throughput"]
+                           if row["algorithm"] != "set-nx-px"]
 doc.update(read("recording.json"))
 memory = [read("memory-short.json"), read("memory-long.json")]
 doc["memory_runs"] = memory
@@ -107,6 +124,19 @@ if suite_dir:
     doc["suite_jobs"] = suite.get("options", {}).get("jobs")
     doc["suite_started_at"] = suite.get("started_at")
     doc["suite_scenario_seconds"] = per
+doc["envelope_seconds"] = None
+if envelope_dir:
+    envelope = json.load(open(os.path.join(envelope_dir, "envelope.json")))
+    per_lock = {}
+    for cell in envelope.get("cells", []):
+        entry = per_lock.setdefault(cell["lock"], {"seconds": 0, "runs": 0})
+        entry["seconds"] = round(entry["seconds"] + cell.get("seconds", 0), 1)
+        entry["runs"] += cell.get("runs", 0)
+    doc["envelope_seconds"] = envelope.get("seconds")
+    doc["envelope_started_at"] = envelope.get("started_at")
+    doc["envelope_searches"] = len(envelope.get("cells", []))
+    doc["envelope_runs"] = sum(e["runs"] for e in per_lock.values())
+    doc["envelope_lock_seconds"] = per_lock
 with open(out + ".partial", "w") as f:
     json.dump(doc, f, indent=2)
     f.write("\n")

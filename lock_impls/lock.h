@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "connection.h"
+#include "envelope_axis.h"
 
 namespace locklab {
 
@@ -134,6 +135,9 @@ struct AlgorithmInfo {
   bool multi_node = false;  // needs several independent masters (Redlock)
   bool needs_replica = false;
   std::vector<std::string> steps;  // what Lock::steps() returns for it
+  // What its design predicts in the safety envelope's story (envelope_axis.h),
+  // one entry per axis; stated in the algorithm's header.
+  EnvelopePredictions envelope;
 };
 
 // Every built-in algorithm, in a stable order.

@@ -218,6 +218,9 @@ std::string comparison_markdown(const fs::path& suite_dir) {
     md += "\n";
   }
 
+  if (const fs::path file = suite_dir / "envelope" / "envelope.json"; fs::exists(file))
+    md += "\n" + envelope_markdown(read_json_file(file));
+
   md += "\n## Story by story\n";
   for (const auto& story : stories) {
     md += "\n### " + story.scenario + "\n\n" + story.description + "\n\n" +
@@ -237,6 +240,137 @@ std::string comparison_markdown(const fs::path& suite_dir) {
             " | " + cell_text(why) + " |\n";
     }
   }
+  return md;
+}
+
+namespace {
+
+std::string bound_text(const json& value) {
+  if (!value.is_number()) return "?";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value.get<double>());
+  return text;
+}
+
+std::string envelope_cell(const json& cell) {
+  const std::string outcome = text_at(cell, "outcome");
+  std::string out;
+  if (outcome == "breaks")
+    out = "**" + bound_text(cell["median"]) + "** (" + bound_text(cell["min"]) + "–" +
+          bound_text(cell["max"]) + ")";
+  else if (outcome == "never-breaks")
+    out = "never";
+  else if (outcome == "breaks-without-fault")
+    out = "0 (without the fault)";
+  else if (outcome == "not-applicable")
+    return "n/a";
+  else
+    out =
+        outcome + (cell.value("error", json()).is_string() ? ": " + cell["error"].get<std::string>()
+                                                           : std::string());
+  const json prediction = cell.value("prediction", json());
+  if (prediction.is_object()) {
+    const json bound = prediction.value("bound", json());
+    out += "; predicted " + (bound.is_null() ? std::string("never") : bound_text(bound));
+  }
+  if (cell.value("agrees", json()) == false)
+    out += cell.value("gap", json()).is_string() ? " †" : " ⚠";
+  return out;
+}
+
+}  // namespace
+
+std::string envelope_markdown(const json& envelope) {
+  const json settings = envelope.value("envelope", json::object());
+  const json axes = envelope.value("axes", json::array());
+  const json cells = envelope.value("cells", json::array());
+  std::vector<std::string> locks;
+  for (const auto& cell : cells)
+    if (std::find(locks.begin(), locks.end(), text_at(cell, "lock")) == locks.end())
+      locks.push_back(text_at(cell, "lock"));
+  auto find_cell = [&](const std::string& lock, const std::string& axis) -> const json* {
+    for (const auto& cell : cells)
+      if (text_at(cell, "lock") == lock && text_at(cell, "axis") == axis) return &cell;
+    return nullptr;
+  };
+  std::string command;
+  if (envelope.contains("invocation") && envelope["invocation"].contains("command_line"))
+    for (const auto& arg : envelope["invocation"]["command_line"])
+      if (arg.is_string()) {
+        std::string word = arg.get<std::string>();
+        if (command.empty()) word = fs::path(word).filename().string();
+        command += (command.empty() ? "" : " ") + word;
+      }
+  const json totals = envelope.value("totals", json::object());
+  std::string md =
+      "## Safety envelopes\n\n"
+      "How much of each fault every lock survives, in one story told the same way to each "
+      "(lock_impls/envelope_axis.h): c1 takes the lock (lease " +
+      settings.value("lease_ms", json(0)).dump() +
+      " ms), c2 waits for it; c1 works for half the lease (1.5 leases on the partition axis), "
+      "checks its lease, writes and lets go. A size breaks a lock when the two clients held it "
+      "at once. Sizes are in leases, clock rates as rates (below 1: slower). Each bound is the "
+      "median of " +
+      settings.value("repeats", json(0)).dump() +
+      " searches with fresh seeds, their least and largest in brackets; near the boundary a "
+      "size counts as breaking when the majority of " +
+      settings.value("confirm_runs", json(0)).dump() +
+      " runs break. The prediction is the bound the lock's design implies (the algorithm's "
+      "header says why; a library is held to the built-in it stands in for, its own retry "
+      "interval allowed for); ⚠ marks a "
+      "measurement farther from it than the waiting client's retry interval and the search's "
+      "precision explain, † one whose reason is given below the table.\n\n";
+  md += "- measured: " + text_at(envelope, "started_at") + ", " +
+        envelope.value("seconds", json(0)).dump() + " s, Redis " +
+        text_at(envelope, "redis_version") + "\n";
+  md += "- command: `" + (command.empty() ? std::string("locklab envelope") : command) + "`\n";
+  md += "- " + totals.value("agree", json(0)).dump() + " of " +
+        totals.value("cells", json(0)).dump() + " bounds as predicted, " +
+        totals.value("disagree", json(0)).dump() + " not, " +
+        totals.value("unpredicted", json(0)).dump() + " without a prediction\n\n";
+  md += "| lock |";
+  for (const auto& axis : axes) md += " " + text_at(axis, "axis") + " |";
+  md += "\n| --- |";
+  for (size_t i = 0; i < axes.size(); ++i) md += " --- |";
+  md += "\n";
+  for (const auto& lock : locks) {
+    md += "| `" + lock + "` |";
+    for (const auto& axis : axes) {
+      const json* cell = find_cell(lock, text_at(axis, "axis"));
+      md += " " + (cell ? cell_text(envelope_cell(*cell)) : std::string("—")) + " |";
+    }
+    md += "\n";
+  }
+  std::string not_applicable;
+  for (const auto& lock : locks)
+    for (const auto& cell : cells)
+      if (text_at(cell, "lock") == lock && text_at(cell, "outcome") == "not-applicable") {
+        not_applicable += "- `" + lock + "`: " + text_at(cell, "error") + "\n";
+        break;
+      }
+  if (!not_applicable.empty()) md += "\nNot applicable:\n\n" + not_applicable;
+  std::string gaps;
+  for (const auto& cell : cells)
+    if (cell.value("gap", json()).is_string())
+      gaps += "- `" + text_at(cell, "lock") + "`, " + text_at(cell, "axis") + ": " +
+              text_at(cell, "gap") + "\n";
+  if (!gaps.empty()) md += "\nDisagreements explained:\n\n" + gaps;
+  md +=
+      "\n### What each design predicts, and why\n\n| lock | axis | predicted | measured | why |\n"
+      "| --- | --- | --- | --- | --- |\n";
+  for (const auto& lock : locks)
+    for (const auto& axis : axes) {
+      const json* cell = find_cell(lock, text_at(axis, "axis"));
+      if (!cell || !(*cell)["prediction"].is_object()) continue;
+      const json& prediction = (*cell)["prediction"];
+      // A library's prediction is its built-in's: said once, under the built-in.
+      if (text_at(prediction, "from") != lock && (*cell)["agrees"] != false) continue;
+      const json bound = prediction.value("bound", json());
+      md += "| `" + lock + "` | " + text_at(axis, "axis") + " | " +
+            (bound.is_null() ? std::string("never") : bound_text(bound)) + " | " +
+            cell_text(envelope_cell(*cell)) + " | " + cell_text(text_at(prediction, "why")) +
+            " |\n";
+    }
   return md;
 }
 

@@ -42,6 +42,14 @@ Survival survival(const std::vector<const ScenarioResults*>& stories, const std:
 // expectation and why (or why it is not applicable). Throws
 // std::runtime_error naming the file when the suite's results.json or a
 // scenario's cannot be read.
+// With SUITE_DIR/envelope/envelope.json beside it, the safety envelopes
+// (envelope_markdown) follow the matrix.
 std::string comparison_markdown(const std::filesystem::path& suite_dir);
+
+// The safety envelopes of an envelope document (envelope.json;
+// harness/suite/envelope.h) as Markdown: how they were measured, a table of
+// lock × axis (the bound, its spread over the repeats, the prediction, ⚠
+// where they disagree), and what each design predicts and why.
+std::string envelope_markdown(const nlohmann::ordered_json& envelope);
 
 }  // namespace locklab::reports

@@ -261,4 +261,115 @@ std::string sweep_chart_html(const nlohmann::json& sweep, const std::string& lin
          "\">sweep.json</a></h4>" + svg + "</div>";
 }
 
+std::string envelope_charts_html(const nlohmann::json& envelope, const std::string& link) {
+  using json = nlohmann::json;
+  if (!envelope.is_object() || !envelope.contains("cells") || !envelope["cells"].is_array())
+    return "";
+  auto number = [](const json& v) -> std::optional<double> {
+    if (v.is_number()) return v.get<double>();
+    return std::nullopt;
+  };
+  std::string out;
+  for (const json& axis : envelope.value("axes", json::array())) {
+    if (!axis.is_object()) continue;
+    const std::string name = axis.value("axis", std::string());
+    const bool lease = axis.value("unit", std::string()) == "lease";
+    const double gentle = number(axis.value("gentle", json())).value_or(0);
+    double harsh = number(axis.value("harsh", json())).value_or(gentle + 1);
+    if (harsh == gentle) harsh = gentle + 1;
+    std::vector<const json*> cells;
+    for (const json& cell : envelope["cells"])
+      if (cell.is_object() && cell.value("axis", std::string()) == name) cells.push_back(&cell);
+    if (cells.empty()) continue;
+    const double row = 24, top = 10, left = 200, right = 250, width = 960;
+    const double height = top + row * double(cells.size()) + 36;
+    // The gentle end on the left, the harsh end on the right, whichever is larger.
+    auto x = [&](double v) {
+      return left + (width - left - right) * std::clamp((v - gentle) / (harsh - gentle), 0.0, 1.0);
+    };
+    const std::string unit = lease ? " leases" : "×";
+    std::string svg =
+        "<svg class=\"plot envelope\" xmlns=\"http://www.w3.org/2000/svg\" "
+        "viewBox=\"0 0 " +
+        num(width) + " " + num(height) + "\" role=\"img\"><title>" +
+        escape("safety envelopes: " + name) + "</title>";
+    const double low = std::min(gentle, harsh), high = std::max(gentle, harsh);
+    const double step = nice_step(high - low, 6);
+    for (double v = std::ceil(low / step) * step; v <= high + step * 1e-6; v += step)
+      svg += "<line class=\"grid\" x1=\"" + num(x(v)) + "\" x2=\"" + num(x(v)) + "\" y1=\"" +
+             num(top) + "\" y2=\"" + num(height - 24) + "\"/><text x=\"" + num(x(v)) + "\" y=\"" +
+             num(height - 10) + "\" text-anchor=\"middle\">" + escape(tick(v)) + "</text>";
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const json& cell = *cells[i];
+      const std::string lock = cell.value("lock", std::string("?"));
+      const std::string outcome = cell.value("outcome", std::string());
+      const double y = top + row * (double(i) + 0.5);
+      const auto median = number(cell.value("median", json())),
+                 min = number(cell.value("min", json())), max = number(cell.value("max", json()));
+      const json prediction = cell.value("prediction", json());
+      const json agrees = cell.value("agrees", json());
+      svg += "<g class=\"envelope-row\" data-lock=\"" + escape(lock) + "\"><text x=\"" +
+             num(left - 8) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" + escape(lock) +
+             "</text>";
+      std::string said;
+      if (outcome == "breaks" && median) {
+        const double safe_to = min.value_or(*median);
+        svg += "<line class=\"safe-range\" x1=\"" + num(x(gentle)) + "\" x2=\"" + num(x(safe_to)) +
+               "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
+        if (min && max)
+          svg += "<line class=\"spread\" x1=\"" + num(x(*min)) + "\" x2=\"" + num(x(*max)) +
+                 "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
+        const std::string tip =
+            lock + " breaks at " + tick(*median) + unit +
+            (min && max ? " (repeats: " + tick(*min) + " to " + tick(*max) + ")" : "");
+        svg += "<circle class=\"breaking\" cx=\"" + num(x(*median)) + "\" cy=\"" + num(y) +
+               "\" r=\"5\"><title>" + escape(tip) + "</title></circle>";
+        char bound[32];
+        std::snprintf(bound, sizeof bound, "%.2f", *median);
+        said = std::string("breaks at ") + bound;
+      } else if (outcome == "never-breaks") {
+        svg += "<line class=\"safe-range\" x1=\"" + num(x(gentle)) + "\" x2=\"" + num(x(harsh)) +
+               "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
+        said = "never up to " + tick(harsh);
+      } else if (outcome == "breaks-without-fault") {
+        svg += "<circle class=\"breaking\" cx=\"" + num(x(gentle)) + "\" cy=\"" + num(y) +
+               "\" r=\"5\"><title>" + escape(lock + " breaks in this story without the fault") +
+               "</title></circle>";
+        said = "breaks without the fault";
+      } else {
+        said = (outcome.empty() ? "unknown" : outcome) +
+               (cell.value("error", json()).is_string() ? ": " + cell["error"].get<std::string>()
+                                                        : std::string());
+        if (said.size() > 60) {
+          size_t cut = 57;
+          while (cut > 0 && (static_cast<unsigned char>(said[cut]) & 0xC0) == 0x80) --cut;
+          said = said.substr(0, cut) + "…";
+        }
+      }
+      if (prediction.is_object()) {
+        const auto bound = number(prediction.value("bound", json()));
+        const double px = x(bound.value_or(harsh));
+        const std::string tip = "predicted: " + (bound ? tick(*bound) + unit : "never") + ". " +
+                                prediction.value("why", std::string());
+        svg += "<path class=\"predicted\" d=\"M" + num(px) + " " + num(y - 7) +
+               " l6 7 l-6 7 l-6 -7 z\"><title>" + escape(tip) + "</title></path>";
+      }
+      const bool explained = cell.value("gap", json()).is_string();
+      const std::string verdict =
+          agrees == true    ? "as predicted"
+          : agrees == false ? (explained ? "NOT as predicted (explained)" : "NOT as predicted")
+                            : "";
+      svg += "<text class=\"" + std::string(agrees == false ? "disagrees" : "said") + "\" x=\"" +
+             num(width - right + 10) + "\" y=\"" + num(y + 4) + "\">" +
+             escape(said + (verdict.empty() ? "" : ", " + verdict)) + "</text></g>";
+    }
+    svg += "</svg>";
+    out += "<div class=\"plot-card envelope-card\" data-axis=\"" + escape(name) + "\"><h4>" +
+           escape(name) + ": " + escape(axis.value("fault", std::string())) + " (" +
+           (lease ? "in leases" : "a clock's rate") + ") <a href=\"" + escape(link) +
+           "\">envelope.json</a></h4>" + svg + "</div>";
+  }
+  return out;
+}
+
 }  // namespace locklab::reports

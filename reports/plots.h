@@ -1,7 +1,8 @@
 // Plots drawn by the lab as inline SVG, like the timeline: per algorithm of
 // a run, acquire latency percentiles and lock throughput over time with the
-// fault windows shaded, side by side on shared scales; and a sweep's
-// breaking points (one mark per algorithm on the swept parameter's axis).
+// fault windows shaded, side by side on shared scales; a sweep's breaking
+// points (one mark per algorithm on the swept parameter's axis); and the
+// safety envelopes, one chart per fault axis.
 #pragma once
 
 #include <cstdint>
@@ -40,5 +41,14 @@ std::string run_plots_html(const std::vector<RunPlot>& plots);
 // breaks (and the safe range below it), or "never breaks" at the range's
 // end. `link` (relative) is where the sweep's file is. Escaped HTML.
 std::string sweep_chart_html(const nlohmann::json& sweep, const std::string& link);
+
+// The safety envelopes of an envelope document (envelope.json;
+// harness/suite/envelope.h) as one chart per axis, the locks side by side:
+// per lock the range measured safe, the bound where it broke (the median of
+// the repeats, a whisker from their minimum to their maximum) or "never
+// breaks", and the bound its design predicts as a hollow diamond ("predicted
+// never" at the harsh end). `link` (relative) is where the file is. Escaped
+// HTML; "" for a document without "cells".
+std::string envelope_charts_html(const nlohmann::json& envelope, const std::string& link);
 
 }  // namespace locklab::reports

@@ -24,7 +24,10 @@ std::filesystem::path write_run_report(const std::filesystem::path& run_dir);
 // by the cell's outcome (a legend names each style) and linking to the run
 // report of the scenario, which is (re)written as well; above it, the runs
 // counted per outcome; below it, a chart of the breaking points of each
-// sweep found in SUITE_DIR/sweep.json or SUITE_DIR/*/sweep.json. Scenarios
+// sweep found in SUITE_DIR/sweep.json or SUITE_DIR/*/sweep.json, and one
+// chart per axis of the safety envelopes in SUITE_DIR/envelope.json or
+// SUITE_DIR/envelope/envelope.json (a directory with only those: a page of
+// its charts alone). Scenarios
 // are the subdirectories holding a results.json, in the order of the suite's
 // own results.json when it lists them. A scenario whose files are broken shows
 // as a broken row; the index is still written. Throws std::runtime_error naming
@@ -35,7 +38,8 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
 // Writes the report of whatever `dir` holds, from its files alone, and
 // returns its path: a run directory's report.html (its results.json has
 // "runs"), or a suite directory's index.html (its results.json has "cells",
-// or it has none but it or a subdirectory holds a sweep.json, or some
+// or it has none but it or a subdirectory holds a sweep.json, or it holds an
+// envelope.json, or some
 // subdirectory holds a results.json). Throws std::runtime_error
 // with one line naming the directory or file when it is neither, or when
 // write_run_report / write_suite_report refuse it.

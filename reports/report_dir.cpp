@@ -24,7 +24,8 @@ fs::path write_report(const fs::path& dir) {
     throw std::runtime_error(
         results.string() + ": neither a run's results (no \"runs\") nor a suite's (no \"cells\")");
   }
-  if (fs::exists(dir / "sweep.json", error)) return write_suite_report(dir);
+  if (fs::exists(dir / "sweep.json", error) || fs::exists(dir / "envelope.json", error))
+    return write_suite_report(dir);
   for (const auto& entry : fs::directory_iterator(dir, error))
     if (entry.is_directory() &&
         (fs::exists(entry.path() / "results.json") || fs::exists(entry.path() / "sweep.json")))

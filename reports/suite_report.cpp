@@ -269,6 +269,41 @@ std::string sweep_charts(const fs::path& suite_dir) {
   return out + "</div>";
 }
 
+// The charts of the safety envelopes found beside the suite:
+// SUITE_DIR/envelope.json (an envelope's own directory) or
+// SUITE_DIR/envelope/envelope.json (a comparison's); a file that cannot be
+// read is said so, not hidden.
+std::string envelope_charts(const fs::path& suite_dir) {
+  fs::path file = suite_dir / "envelope.json";
+  if (!fs::exists(file)) file = suite_dir / "envelope" / "envelope.json";
+  if (!fs::exists(file)) return "";
+  std::string out =
+      "<h2 class=\"plots-title\" id=\"envelopes\">Safety envelopes</h2><p class=\"hint\">How "
+      "much of each fault every lock survives in one story (c1 holds the lock, c2 waits for it; "
+      "lock_impls/envelope_axis.h): green, the sizes it was measured safe at; red, where two "
+      "clients held it at once (the median of the repeats, a whisker from their least to their "
+      "largest); the hollow diamond, the bound its design predicts (at the right end: predicted "
+      "never to break).</p>";
+  const std::string link = url_path(fs::relative(file, suite_dir).generic_string());
+  try {
+    const nlohmann::json envelope = read_json_file(file);
+    std::string charts = envelope_charts_html(envelope, link);
+    if (charts.empty())
+      return out + "<p class=\"notice\">" + escape(file.string()) +
+             ": not an envelope document (no \"cells\")</p>";
+    const nlohmann::json totals = envelope.value("totals", nlohmann::json::object());
+    const int disagree = totals.value("disagree", 0);
+    out += "<div class=\"banner " + std::string(disagree > 0 ? "bad" : "good") + "\">" +
+           std::to_string(totals.value("agree", 0)) + " of " +
+           std::to_string(totals.value("cells", 0)) + " bounds as their design predicts, " +
+           std::to_string(disagree) + " not</div><div class=\"envelope-plots\">" + charts +
+           "</div>";
+  } catch (const std::exception& e) {
+    out += "<p class=\"notice\">" + escape(e.what()) + "</p>";
+  }
+  return out;
+}
+
 // The stories a suite's rows could read.
 std::vector<const ScenarioResults*> stories_of(const std::vector<Row>& rows) {
   std::vector<const ScenarioResults*> out;
@@ -339,7 +374,17 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   size_t broken = size_t(
       std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.problem.empty(); }));
   const std::string sweeps = sweep_charts(suite_dir);
+  const std::string envelopes = envelope_charts(suite_dir);
   auto path = suite_dir / "index.html";
+  if (rows.empty() && !envelopes.empty()) {
+    // An envelope's own directory: its charts alone.
+    write_file_atomically(path,
+                          html_page(name + " — locklab envelope",
+                                    "<header class=\"page-head\"><div class=\"crumb\">"
+                                    "locklab envelope</div><h1>" +
+                                        escape(name) + "</h1></header>" + envelopes + sweeps));
+    return path;
+  }
   if (rows.empty() && !sweeps.empty()) {
     // A sweep's own directory: its charts alone, no empty matrix.
     write_file_atomically(path, html_page(name + " — locklab sweep",
@@ -418,6 +463,7 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   if (!rows.empty()) body += matrix_legend();
   if (rows.empty())
     body += "<p class=\"notice\">No scenario directories (with a results.json) here.</p>";
+  body += envelopes;
   body += sweeps;
 
   write_file_atomically(path, html_page(name + " — locklab suite", body));

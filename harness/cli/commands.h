@@ -22,6 +22,7 @@ Action add_check_command(CLI::App& parent);
 Action add_list_command(CLI::App& parent);
 Action add_suite_command(CLI::App& parent);
 Action add_sweep_command(CLI::App& parent);
+Action add_envelope_command(CLI::App& parent);
 Action add_explore_command(CLI::App& parent);
 Action add_report_command(CLI::App& parent);
 Action add_merge_command(CLI::App& parent);

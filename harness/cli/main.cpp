@@ -18,10 +18,10 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit status: 0 as expected, 1 violation, unmet expectation or a fault that never fired, 2 "
       "usage/input/infrastructure error.");
-  std::vector<Action> actions = {add_run_command(app),    add_check_command(app),
-                                 add_list_command(app),   add_suite_command(app),
-                                 add_sweep_command(app),  add_explore_command(app),
-                                 add_report_command(app), add_merge_command(app)};
+  std::vector<Action> actions = {
+      add_run_command(app),     add_check_command(app),  add_list_command(app),
+      add_suite_command(app),   add_sweep_command(app),  add_envelope_command(app),
+      add_explore_command(app), add_report_command(app), add_merge_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -30,9 +30,28 @@ std::vector<LockUnderTest> load_libraries(const std::filesystem::path& file) {
     if (like && !find_algorithm(*like))
       entry.fail(entry.path("like"),
                  "names unknown algorithm \"" + *like + "\" (known: " + algorithm_ids() + ")");
+    const std::optional<int64_t> retry_ms = entry.integer("retry_ms", 0, 60000);
+    std::map<std::string, std::string> gaps;
+    if (const nlohmann::json* found = entry.find("envelope_gaps")) {
+      if (!found->is_object()) entry.fail(entry.path("envelope_gaps"), "must be an object");
+      for (auto it = found->begin(); it != found->end(); ++it) {
+        const std::string path = entry.path("envelope_gaps") + "." + it.key();
+        if (!envelope_axis_named(it.key()))
+          throw LibrariesError(file.string() + ": " + path + ": unknown axis (one of " +
+                               envelope_axis_names() + ")");
+        if (!it->is_string() || it->get<std::string>().empty())
+          throw LibrariesError(file.string() + ": " + path + ": must say why, as a string");
+        gaps[it.key()] = it->get<std::string>();
+      }
+    }
+    const std::string not_applicable = entry.text("envelope_not_applicable").value_or("");
     entry.done();
     try {
-      return LockUnderTest::from_adapter({.command = adapter, .cwd = dir}, like);
+      LockUnderTest lock = LockUnderTest::from_adapter({.command = adapter, .cwd = dir}, like);
+      lock.retry_ms = retry_ms;
+      lock.envelope_gaps = std::move(gaps);
+      lock.envelope_not_applicable = not_applicable;
+      return lock;
     } catch (const std::exception& e) {
       throw LibrariesError(file.string() + ": " + entry.path("adapter") + ": " + e.what());
     }

@@ -2,7 +2,11 @@
 // the built-in algorithms, each through its adapter (harness/adapter/
 // PROTOCOL.md) and held to the built-in it stands in for.
 //
-//   {"libraries": [{"adapter": "node node-redlock-v4/adapter.js", "like": "redlock"}, …]}
+//   {"libraries": [{"adapter": "node node-redlock-v4/adapter.js", "like": "redlock",
+//                   "retry_ms": 300, "envelope_gaps": {"pause": "why …"}}, …]}
+//
+// retry_ms, envelope_gaps and envelope_not_applicable are optional: see
+// LockUnderTest (plan.h).
 //
 // Each command runs in the file's directory. lock_impls/libraries/libraries.json
 // lists the libraries the lab pins; docs/ADDING-A-LIBRARY.md says how to add one.

@@ -41,6 +41,18 @@ struct LockUnderTest {
   bool multi_node = false;         // takes its lock over several independent masters
   bool needs_replica = false;      // waits for a replica (WAIT)
   std::vector<std::string> steps;  // the steps inside its operations it announces
+  // A library's longest wait between two attempts at a lock it waits for,
+  // from its defaults (libraries.json "retry_ms"): how late it may notice a
+  // lock coming free, which the safety envelope allows for. nullopt: the
+  // built-ins' 5-25 ms.
+  std::optional<int64_t> retry_ms;
+  // Why a library's safety envelope differs from what the built-in it
+  // stands in for predicts, by axis name (libraries.json "envelope_gaps"):
+  // a disagreement found, looked into and explained.
+  std::map<std::string, std::string> envelope_gaps;
+  // Why the safety envelope's story cannot be told to a library at all
+  // (libraries.json "envelope_not_applicable"); empty: it can.
+  std::string envelope_not_applicable;
 
   // The built-in algorithm `id`. Throws std::invalid_argument naming the known ids.
   static LockUnderTest built_in(std::string_view id);

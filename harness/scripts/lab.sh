@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine:
 #   lab.sh suite [ARGS…]   set up, build, run the comparison (every story, every built-in lock
-#                          and the pinned libraries), write its report and COMPARISON.md
+#                          and the pinned libraries) and their safety envelopes, write the
+#                          report and COMPARISON.md; ARGS go to `locklab suite`, except
+#                          --no-envelope (the stories alone)
 #   lab.sh test            set up, build, run every test
 #   lab.sh setup           install what is missing and build (idempotent)
 set -euo pipefail
@@ -73,10 +75,23 @@ case "$command" in
     # Cells mostly wait on timers (the comparison keeps two cores a quarter busy
     # at three at a time): five at a time, unless --jobs is given.
     jobs=(--jobs 5)
-    for arg in "$@"; do [[ $arg == --jobs* || $arg == -j* ]] && jobs=(); done
+    envelope=1
+    args=()
+    for arg in "$@"; do
+      [[ $arg == --jobs* || $arg == -j* ]] && jobs=()
+      if [[ $arg == --no-envelope ]]; then envelope=0; else args+=("$arg"); fi
+    done
     status=0
+    # Nothing of an earlier run may end up in this run's report.
+    rm -rf results/envelope
     "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
-      --out results --junit results/junit.xml "${jobs[@]}" "$@" || status=$?
+      --out results --junit results/junit.xml "${jobs[@]}" "${args[@]}" || status=$?
+    # The safety envelopes of the same locks (two searches at a time: the
+    # bounds are timings, which a crowded machine would move).
+    if [[ $status -ne 2 && $envelope -eq 1 ]]; then
+      "$build/locklab" envelope --libraries lock_impls/libraries/libraries.json --jobs 2 \
+        --out results/envelope || { s=$?; [[ $s -gt $status ]] && status=$s; }
+    fi
     # The table, from this run's results (status 2: the suite may not have written them).
     if [[ $status -ne 2 && -f results/results.json ]]; then
       if ! report=$("$build/locklab" report results --comparison results/COMPARISON.md 2>&1); then

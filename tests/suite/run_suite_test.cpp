@@ -8,6 +8,9 @@
 #include <thread>
 
 #include "comparison.h"
+#include "envelope.h"
+#include "fake_envelope.h"
+#include "report.h"
 #include "reports/headless_browser.h"
 #include "suite.h"
 #include "suite_test_support.h"
@@ -426,6 +429,55 @@ TEST_F(RunSuite, TheComparisonPageReadsRightInABrowser) {
   EXPECT_TRUE(has("<span class=\"na-reason\">lib-x has no after-setnx step</span>")) << dom;
   EXPECT_TRUE(has("<summary>why</summary>because pause-long")) << dom;
   EXPECT_TRUE(has("<span class=\"cell-expected\">expected violated")) << dom;
+}
+
+// The safety envelopes on the comparison page, as a person reads them in
+// headless Chromium: one chart per axis, the locks side by side, each bound
+// with its prediction, a disagreement called out; and the same in the
+// Markdown table. The envelope's runs are fake (set-nx-px breaks from a
+// pause of 0.52 leases, lib-x from 0.9, which its like does not predict).
+TEST_F(RunSuite, TheEnvelopeChartsAreOnTheComparisonPage) {
+  const auto chromium = reports::fixtures::find_chromium();
+  if (!chromium)
+    GTEST_SKIP() << "no headless browser: chromium is not installed (Debian: apt-get install "
+                    "chromium; harness/scripts/lab.sh setup installs it)";
+  SuiteOptions o = options();
+  o.html_report = true;
+  compare_with_a_library(*this, o);
+  LockUnderTest library;
+  library.name = "lib-x";
+  library.family = "library";
+  library.like = "set-nx-px";
+  library.adapter = AdapterConfig{.command = "node lib-x/adapter.js"};
+  EnvelopeOptions e;
+  e.locks = {LockUnderTest::built_in("set-nx-px"), library};
+  e.axes = {EnvelopeAxis::Pause, EnvelopeAxis::ServerClockJump};
+  e.repeats = 2;
+  e.out_dir = o.out_dir / "envelope";
+  std::ostringstream progress;
+  e.progress = &progress;
+  CellRunner fake = suite_test::fake_envelope_runner(
+      [](const std::string& lock) { return lock == "lib-x" ? 0.9 : 0.52; });
+  const json envelope = run_envelope(e, fake);
+  EXPECT_EQ(envelope["totals"]["disagree"], 2) << "lib-x on both axes";
+  const fs::path index = reports::write_suite_report(o.out_dir);
+  const auto load = reports::fixtures::load_page(*chromium, index, "", out.path() / "index.png");
+  for (const auto& line : load.console_lines) ADD_FAILURE() << "console: " << line;
+  const std::string& dom = load.dom;
+  auto has = [&dom](const std::string& text) { return dom.find(text) != std::string::npos; };
+  EXPECT_TRUE(has("<h2>Which lock survives what</h2>")) << "still the comparison page: " << dom;
+  EXPECT_TRUE(has("id=\"envelopes\">Safety envelopes</h2>")) << dom;
+  EXPECT_TRUE(has("data-axis=\"pause\"")) << dom;
+  EXPECT_TRUE(has("data-axis=\"server-clock-jump\"")) << dom;
+  EXPECT_TRUE(has("data-lock=\"set-nx-px\"")) << dom;
+  EXPECT_TRUE(has("data-lock=\"lib-x\"")) << dom;
+  EXPECT_TRUE(has("breaks at 0.52, as predicted")) << dom;
+  EXPECT_TRUE(has("breaks at 0.90, NOT as predicted")) << dom;
+  EXPECT_TRUE(has("2 of 4 bounds as their design predicts, 2 not")) << dom;
+  const std::string md = reports::comparison_markdown(o.out_dir);
+  EXPECT_NE(md.find("## Safety envelopes"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `lib-x` | **0.90** (0.90–0.90); predicted 0.50 ⚠ |"), std::string::npos)
+      << md;
 }
 
 TEST_F(RunSuite, UnwritableOutputThrowsNamingTheFile) {

@@ -1,7 +1,9 @@
-// End to end: `locklab suite` and `locklab sweep` as CI and users run them,
+// End to end: `locklab suite`, `locklab sweep` and `locklab envelope` as CI
+// and users run them,
 // over tiny scenarios against real redis-server processes.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "suite_test_support.h"
@@ -409,7 +411,7 @@ TEST_F(SuiteCli, ALibraryThatAnswersGarbageIsOneCellErrorNotAStalledComparison) 
 }
 
 TEST_F(SuiteCli, SuiteAndSweepHaveHelp) {
-  for (const char* command : {"suite --help", "sweep --help"}) {
+  for (const char* command : {"suite --help", "sweep --help", "envelope --help"}) {
     Outcome o = locklab(command);
     EXPECT_EQ(o.status, 0) << command;
     EXPECT_NE(o.out.find("Usage"), std::string::npos) << o.out;
@@ -448,6 +450,102 @@ TEST_F(SuiteCli, SweepFindsTheBreakingPauseNearTheTtl) {
   html << index.rdbuf();
   EXPECT_NE(html.str().find("<svg class=\"plot sweep\""), std::string::npos);
   EXPECT_NE(o.err.find("report: "), std::string::npos) << o.err;
+}
+
+// The envelope of two real locks on two axes: each bound where its design
+// puts it (set-nx-px: half a lease of pause; redisson-hash: a partition of a
+// third of a lease, its watchdog's first renewal), every run's history kept,
+// the charts written.
+TEST_F(SuiteCli, EnvelopeMeasuresTheBoundsTheDesignsPredict) {
+  Outcome o = locklab(
+      "envelope -a set-nx-px -a redisson-hash --axis pause --axis partition --repeats 1 -j 2 "
+      "--out " +
+      out.string());
+  ASSERT_EQ(o.status, 0) << o.out << o.err;
+  const json envelope = read_json(out / "envelope.json");
+  ASSERT_EQ(envelope["cells"].size(), 4u);
+  std::map<std::string, json> cell;
+  for (const auto& c : envelope["cells"])
+    cell[c["lock"].get<std::string>() + " " + c["axis"].get<std::string>()] = c;
+  const json& pause = cell["set-nx-px pause"];
+  ASSERT_EQ(pause["outcome"], "breaks") << pause.dump(2);
+  // The design's 0.5, plus how late c2 notices (5-25 ms retries) and how
+  // late a loaded machine runs it.
+  EXPECT_GE(pause["median"].get<double>(), 0.44) << pause.dump(2);
+  EXPECT_LE(pause["median"].get<double>(), 0.66) << pause.dump(2);
+  EXPECT_EQ(pause["prediction"]["bound"], 0.5);
+  EXPECT_EQ(cell["set-nx-px partition"]["outcome"], "breaks-without-fault");
+  const json& renewal = cell["redisson-hash partition"];
+  ASSERT_EQ(renewal["outcome"], "breaks") << renewal.dump(2);
+  EXPECT_GE(renewal["median"].get<double>(), 0.28) << renewal.dump(2);
+  EXPECT_LE(renewal["median"].get<double>(), 0.5) << renewal.dump(2);
+  for (const auto& c : envelope["cells"])
+    for (const auto& probe : c["probes"])
+      for (const auto& run : probe["details"])
+        EXPECT_TRUE(fs::exists(out / run["history"].get<std::string>())) << run;
+  EXPECT_NE(o.out.find("set-nx-px pause: breaks at "), std::string::npos) << o.out;
+  EXPECT_NE(slurp(out / "index.html").find("data-axis=\"partition\""), std::string::npos);
+}
+
+// A library's envelope through its adapter: held to the bound its `like`
+// predicts, with its own retry interval allowed for; a library the story
+// cannot be told to is not-applicable with its reason, and nothing runs; an
+// unknown axis in envelope_gaps is one line naming the field.
+TEST_F(SuiteCli, EnvelopeOfALibraryIsHeldToItsLikeWithItsRetryAllowedFor) {
+  const std::string adapter =
+      std::string("/usr/bin/python3 ") + EXAMPLE_ADAPTERS_DIR + "/redis_py_lock.py";
+  const fs::path libraries = dir.path() / "libraries.json";
+  write_json(libraries,
+             {{"libraries", {{{"adapter", adapter}, {"like", "set-nx-px"}, {"retry_ms", 100}}}}});
+  Outcome o = locklab("envelope --libraries " + libraries.string() +
+                      " -a redis-py-lock --axis pause --repeats 1 --out " + out.string());
+  ASSERT_EQ(o.status, 0) << o.out << o.err;
+  json envelope = read_json(out / "envelope.json");
+  ASSERT_EQ(envelope["cells"].size(), 1u);
+  const json& cell = envelope["cells"][0];
+  EXPECT_EQ(cell["lock"], "redis-py-lock");
+  ASSERT_EQ(cell["outcome"], "breaks") << cell.dump(2);
+  EXPECT_EQ(cell["prediction"]["from"], "like set-nx-px");
+  EXPECT_DOUBLE_EQ(cell["tolerance"].get<double>(), 105.0 / 500) << "its 100 ms sleep, allowed for";
+  EXPECT_GE(cell["median"].get<double>(), 0.44) << cell.dump(2);
+  EXPECT_LE(cell["median"].get<double>(), 0.8) << cell.dump(2);
+  EXPECT_NE(envelope["locks"][0]["version"].get<std::string>().find("redis-py"), std::string::npos);
+
+  write_json(libraries, {{"libraries",
+                          {{{"adapter", adapter},
+                            {"like", "set-nx-px"},
+                            {"envelope_not_applicable", "it cannot hold a 500 ms lease"}}}}});
+  fs::remove_all(out);
+  o = locklab("envelope --libraries " + libraries.string() + " -a redis-py-lock --out " +
+              out.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  envelope = read_json(out / "envelope.json");
+  ASSERT_EQ(envelope["cells"].size(), 6u);
+  for (const auto& c : envelope["cells"]) {
+    EXPECT_EQ(c["outcome"], "not-applicable") << c;
+    EXPECT_EQ(c["error"], "it cannot hold a 500 ms lease") << c;
+    EXPECT_EQ(c["runs"], 0) << c;
+  }
+
+  write_json(libraries, {{"libraries",
+                          {{{"adapter", adapter},
+                            {"like", "set-nx-px"},
+                            {"envelope_gaps", {{"sideways", "why"}}}}}}});
+  o = locklab("envelope --libraries " + libraries.string() + " --out " + out.string());
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("envelope_gaps.sideways: unknown axis"), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
+TEST_F(SuiteCli, EnvelopeBadInputIsOneLineAndExitTwo) {
+  for (const char* args : {"envelope --axis sideways", "envelope -a nope --axis pause",
+                           "envelope --libraries /nonexistent/libraries.json"}) {
+    Outcome o = locklab(std::string(args) + " --out " + out.string());
+    EXPECT_EQ(o.status, 2) << args << ": " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << args << ": " << o.err;
+    EXPECT_FALSE(fs::exists(out / "envelope.json")) << args;
+  }
+  EXPECT_NE(locklab("envelope --axis sideways").err.find("--axis"), std::string::npos);
 }
 
 }  // namespace

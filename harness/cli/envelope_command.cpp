@@ -1,0 +1,114 @@
+// `locklab envelope`: how much of each fault every lock survives, measured
+// beside what its design predicts (harness/suite/envelope.h).
+#include <iostream>
+
+#include "commands.h"
+#include "envelope.h"
+#include "invocation.h"
+#include "libraries.h"
+#include "matrix.h"
+#include "process.h"
+#include "report.h"
+
+namespace locklab {
+
+Action add_envelope_command(CLI::App& parent) {
+  struct Options {
+    std::vector<std::string> locks;
+    std::vector<std::string> axes;
+    std::string libraries;
+    int repeats = 3;
+    int confirm_runs = 3;
+    int jobs = 2;
+    uint64_t seed = 1;
+    std::string out_dir = "locklab-out/envelope";
+  };
+  auto options = std::make_shared<Options>();
+  auto* envelope = parent.add_subcommand(
+      "envelope",
+      "Measure how much of each fault (pause, clock rate, server clock jump, delay, partition) "
+      "every lock survives, beside what its design predicts");
+  envelope->add_option("--algorithm,-a", options->locks,
+                       "Measure only this lock: a built-in algorithm, or a library of "
+                       "--libraries by its name (repeatable; default: every one)");
+  envelope->add_option(
+      "--axis", options->axes,
+      "Measure only this axis (repeatable; default: every one): " + envelope_axis_names());
+  envelope->add_option("--libraries", options->libraries,
+                       "Measure these lock libraries too: a libraries file "
+                       "(lock_impls/libraries/libraries.json pins the lab's); each is held to "
+                       "the prediction of the built-in it stands in for");
+  envelope
+      ->add_option("--repeats", options->repeats,
+                   "Searches per lock and axis, each with fresh seeds; the bound is their "
+                   "median, their minimum and maximum its spread")
+      ->check(CLI::Range(1, 50))
+      ->capture_default_str();
+  envelope
+      ->add_option("--confirm-runs", options->confirm_runs,
+                   "n of the k-of-n rule near the boundary: a size breaks when n/2 + 1 of n "
+                   "runs do")
+      ->check(CLI::Range(1, 15))
+      ->capture_default_str();
+  envelope->add_option("--jobs,-j", options->jobs, "Searches at the same time")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  envelope->add_option("--seed", options->seed, "Base seed of every run")->capture_default_str();
+  envelope
+      ->add_option("--out,-o", options->out_dir,
+                   "Output directory for envelope.json, index.html (one chart per axis) and "
+                   "every probed run's history")
+      ->capture_default_str();
+  envelope->footer(
+      "The story, the axes and each algorithm's prediction: lock_impls/envelope_axis.h and the "
+      "algorithms' headers. `locklab report SUITE_DIR` draws SUITE_DIR/envelope/envelope.json on "
+      "the comparison page. Exit status: 0 every measurement agrees with its prediction, 1 some "
+      "disagree, 2 a run failed or bad input.");
+
+  return [options] {
+    std::vector<EnvelopeAxis> axes;
+    for (const auto& name : options->axes) {
+      auto axis = envelope_axis_named(name);
+      if (!axis)
+        throw std::invalid_argument("--axis: unknown axis \"" + name + "\" (one of " +
+                                    envelope_axis_names() + ")");
+      axes.push_back(*axis);
+    }
+    std::vector<LockUnderTest> locks = built_in_locks();
+    if (!options->libraries.empty())
+      for (LockUnderTest& library : load_libraries(options->libraries))
+        locks.push_back(std::move(library));
+    if (!options->locks.empty()) {
+      std::vector<LockUnderTest> chosen;
+      for (const auto& name : options->locks) {
+        auto it = std::find_if(locks.begin(), locks.end(),
+                               [&](const LockUnderTest& lock) { return lock.name == name; });
+        if (it == locks.end()) {
+          suite::check_algorithm_ids({name});  // throws, naming the known ids
+          throw std::invalid_argument("--algorithm: \"" + name + "\" is not among the locks");
+        }
+        chosen.push_back(*it);
+      }
+      locks = std::move(chosen);
+    }
+    if (!program_available("redis-server"))
+      throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
+
+    suite::EnvelopeOptions envelope_options{.locks = locks,
+                                            .axes = axes,
+                                            .repeats = options->repeats,
+                                            .confirm_runs = options->confirm_runs,
+                                            .jobs = options->jobs,
+                                            .seed = options->seed,
+                                            .out_dir = options->out_dir,
+                                            .redis_version = Servers{}.redis_version(),
+                                            .invocation = current_invocation()};
+    nlohmann::json result = suite::run_envelope(envelope_options, cell_runner(locks, Servers{}));
+    std::cout << suite::envelope_table(result);
+    std::cerr << "results: " << (envelope_options.out_dir / "envelope.json").string() << "\n";
+    std::cerr << "report: " << reports::write_report(envelope_options.out_dir).string() << "\n";
+    return result["exit_status"].get<int>();
+  };
+}
+
+}  // namespace locklab

@@ -1,0 +1,660 @@
+#include "envelope.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "atomic_file.h"
+#include "lock.h"
+#include "matrix.h"
+#include "results.h"
+#include "version.h"
+
+namespace locklab::suite {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kHeadStartMs = 100;  // c2 starts this late, so that c1 takes the lock first
+
+int64_t lease_ms(double leases) {
+  return std::llround(leases * double(kEnvelopeLeaseMs));
+}
+
+// The axis's harsher direction: +1 when larger sizes are harsher.
+double harsher(const EnvelopeAxisInfo& axis) {
+  return axis.harsh > axis.gentle ? 1 : -1;
+}
+
+// Sizes on a grid fine enough for the precision and coarse enough to be a
+// whole number of milliseconds (lease axes) or a short rate.
+double on_grid(const EnvelopeAxisInfo& axis, double size) {
+  const double grid = axis.unit == EnvelopeUnit::Lease ? 1.0 / double(kEnvelopeLeaseMs) : 0.001;
+  return std::round(size / grid) * grid;
+}
+
+std::string size_text(const EnvelopeAxisInfo& axis, double size) {
+  char text[32];
+  std::snprintf(text, sizeof text, axis.unit == EnvelopeUnit::Lease ? "%.3f" : "%.3g", size);
+  return text;
+}
+
+}  // namespace
+
+Scenario envelope_scenario(EnvelopeAxis axis, double size) {
+  const EnvelopeAxisInfo& row = info(axis);
+  const bool baseline = std::abs(size - row.gentle) < 1e-9;
+  const int64_t lease = kEnvelopeLeaseMs;
+  const int64_t fault_ms = row.unit == EnvelopeUnit::Lease ? lease_ms(size) : 0;
+  int64_t head_start = kHeadStartMs;
+  int64_t work = lease_ms(kEnvelopeWork);
+  int64_t wait = 3 * lease;
+  json fault = json::object();
+  switch (axis) {
+    case EnvelopeAxis::Pause:
+      fault = {{"kind", "pause"},
+               {"when", {{"client", "c1"}, {"step", "before-write"}}},
+               {"duration_ms", fault_ms}};
+      wait += fault_ms;
+      break;
+    case EnvelopeAxis::ClientClockFast:
+      // c2's wait runs on its fast clock: it must still be waiting when
+      // the lease ends in real time.
+      wait = std::llround(3 * double(lease) * std::max(1.0, size));
+      fault = {{"kind", "clock-rate"}, {"at_ms", 0}, {"clients", {"c2"}}, {"rate", size}};
+      break;
+    case EnvelopeAxis::ClientClockSlow:
+      wait += std::llround(double(work) / std::max(size, 0.01));
+      fault = {{"kind", "clock-rate"}, {"at_ms", 0}, {"clients", {"c1"}}, {"rate", size}};
+      break;
+    case EnvelopeAxis::ServerClockJump:
+      fault = {{"kind", "server-clock-jump"},
+               {"when", {{"client", "c1"}, {"step", "acquired"}}},
+               {"nodes", {0}},
+               {"delta_ms", fault_ms}};
+      break;
+    case EnvelopeAxis::Delay:
+      // c2 must not reach the server before c1's first request does.
+      head_start += 3 * fault_ms / 2;
+      wait += 4 * fault_ms;
+      fault = {{"kind", "delay"}, {"at_ms", 0}, {"clients", {"c1"}}, {"delay_ms", fault_ms}};
+      break;
+    case EnvelopeAxis::Partition:
+      work = lease_ms(kEnvelopePartitionWork);
+      wait += work + fault_ms + 1000;  // a release lost in the dark waits a command timeout
+      fault = {{"kind", "partition"},
+               {"when", {{"client", "c1"}, {"step", "acquired"}}},
+               {"clients", {"c1"}},
+               {"duration_ms", fault_ms}};
+      break;
+  }
+  const int64_t duration = head_start + wait + 2000;
+  if (fault.contains("at_ms") && !fault.contains("duration_ms"))
+    fault["duration_ms"] = duration - 1;
+  json faults = json::array({{{"kind", "pause"},
+                              {"at_ms", 0},
+                              {"clients", {"c2"}},
+                              {"duration_ms", head_start},
+                              {"why", "c1 takes the lock first"}}});
+  if (!baseline) faults.push_back(fault);
+  json document = {{"name", "envelope-" + std::string(row.name)},
+                   {"description",
+                    "Safety envelope, " + std::string(row.name) + " at " + size_text(row, size) +
+                        (row.unit == EnvelopeUnit::Lease ? " leases: " : "×: ") +
+                        std::string(row.fault) + (baseline ? " (here: none, the baseline)" : "") +
+                        ". c1 holds the lock first, c2 waits for it (lock_impls/envelope_axis.h)."},
+                   {"clients", 2},
+                   {"workload",
+                    {{"locks", {"L"}},
+                     {"ttl_ms", lease},
+                     {"wait_ms", wait},
+                     {"work_ms", work},
+                     {"think_ms", 0},
+                     {"ops_per_client", 1},
+                     {"fencing", true}}},
+                   {"duration_ms", duration},
+                   {"seed", 1},
+                   {"algorithms", {"all"}},
+                   {"faults", faults}};
+  return parse_scenario(document, "envelope-" + std::string(row.name) + ".json");
+}
+
+std::string_view envelope_outcome_name(EnvelopeOutcome outcome) {
+  switch (outcome) {
+    case EnvelopeOutcome::kBreaks:
+      return "breaks";
+    case EnvelopeOutcome::kNeverBreaks:
+      return "never-breaks";
+    case EnvelopeOutcome::kBreaksWithoutFault:
+      return "breaks-without-fault";
+    case EnvelopeOutcome::kNotApplicable:
+      return "not-applicable";
+    case EnvelopeOutcome::kNotExercised:
+      return "not-exercised";
+    case EnvelopeOutcome::kError:
+      return "error";
+  }
+  return "error";
+}
+
+namespace {
+
+// One repeat of the search; appends its probes to `search`.
+class Repeat {
+ public:
+  Repeat(const EnvelopeSearchSpec& spec, const PlayEnvelope& play, EnvelopeSearch& search,
+         int repeat, int& run_counter)
+      : spec_(spec),
+        axis_(spec.axis),
+        play_(play),
+        search_(search),
+        repeat_(repeat),
+        runs_(run_counter) {}
+
+  // The kinds found at `size` where it broke; empty when it did not.
+  std::vector<std::string> kinds_at(double size) const {
+    auto it = kinds_at_.find(size);
+    return it == kinds_at_.end() ? std::vector<std::string>{} : it->second;
+  }
+
+  EnvelopeRepeat run(double start) {
+    start = on_grid(axis_, std::clamp(start, std::min(axis_.gentle, axis_.harsh),
+                                      std::max(axis_.gentle, axis_.harsh)));
+    std::optional<bool> first = probe(start);
+    if (!first) return stopped();
+    (*first ? broken_ : safe_) = start;
+    if (*first ? !gallop(-1) : !gallop(+1)) return stopped();
+    // A bound that rests on one run is played again by the k-of-n rule; if
+    // it does not hold, the search goes on above it (a few times at most).
+    for (int round = 0; round < 4; ++round) {
+      if (!broken_) return {EnvelopeOutcome::kNeverBreaks, {}, safe_};
+      if (!safe_) return {EnvelopeOutcome::kBreaksWithoutFault, broken_, {}};
+      if (!bisect()) return stopped();
+      if (confirmed_.count(*broken_)) break;
+      std::optional<bool> again = probe(*broken_, true);
+      if (!again) return stopped();
+      if (*again) break;
+      safe_ = broken_;
+      broken_.reset();
+      if (!gallop(+1)) return stopped();
+    }
+    if (!broken_) return {EnvelopeOutcome::kNeverBreaks, {}, safe_};
+    return {EnvelopeOutcome::kBreaks, broken_, safe_};
+  }
+
+ private:
+  EnvelopeRepeat stopped() const { return {stop_, {}, {}}; }
+
+  // From the size known on one side of the boundary, steps of growing
+  // length toward the other until a probe lands there: toward the harsh end
+  // (+1) from a safe size, toward the gentle end (-1) from a broken one.
+  // Stops at the axis's end, leaving the other side unknown. False when a
+  // run could not tell.
+  bool gallop(int toward) {
+    const double dir = harsher(axis_) * toward;
+    const double end = toward > 0 ? axis_.harsh : axis_.gentle;
+    std::optional<double>& from = toward > 0 ? safe_ : broken_;
+    for (double step = 4 * axis_.precision; !(toward > 0 ? broken_ : safe_); step *= 2) {
+      if (*from == end) return true;
+      double size = on_grid(axis_, *from + dir * step);
+      if (dir * (size - end) > 0) size = end;
+      std::optional<bool> breaks = probe(size);
+      if (!breaks) return false;
+      (*breaks ? broken_ : safe_) = size;
+    }
+    return true;
+  }
+
+  // Halves the gap between the safe and the broken size down to the
+  // precision. False when a run could not tell.
+  bool bisect() {
+    while (std::abs(*broken_ - *safe_) > axis_.precision + 1e-9) {
+      const double middle = on_grid(axis_, (*broken_ + *safe_) / 2);
+      if (middle == *broken_ || middle == *safe_) break;
+      std::optional<bool> breaks = probe(middle);
+      if (!breaks) return false;
+      (*breaks ? broken_ : safe_) = middle;
+    }
+    return true;
+  }
+
+  // Whether `size` breaks the lock: by k of n runs inside a bracket no
+  // wider than four precisions (or when `confirm`), by one run elsewhere.
+  // nullopt when a run could not tell, which stops the search.
+  std::optional<bool> probe(double size, bool confirm = false) {
+    const double zone = 4 * axis_.precision + 1e-9;
+    const bool near = confirm || (safe_ && broken_ && std::abs(*broken_ - *safe_) <= zone);
+    const int n = near ? std::max(1, spec_.confirm_runs) : 1;
+    const int k = n / 2 + 1;
+    EnvelopeProbe probe{.size = size, .repeat = repeat_};
+    std::set<std::string> kinds;
+    while (probe.broken < k && probe.runs - probe.broken < n - k + 1) {
+      EnvelopeRun run = play_(size, ++runs_);
+      ++probe.runs;
+      probe.runs_detail.push_back(run.detail);
+      if (!run.not_applicable.empty() || !run.not_exercised.empty() || !run.error.empty()) {
+        stop_ = !run.error.empty()            ? EnvelopeOutcome::kError
+                : !run.not_applicable.empty() ? EnvelopeOutcome::kNotApplicable
+                                              : EnvelopeOutcome::kNotExercised;
+        if (search_.error.empty())
+          search_.error = !run.error.empty()            ? run.error
+                          : !run.not_applicable.empty() ? run.not_applicable
+                                                        : run.not_exercised;
+        search_.probes.push_back(std::move(probe));
+        return std::nullopt;
+      }
+      probe.broken += run.broken;
+      if (run.broken) kinds.insert(run.kinds.begin(), run.kinds.end());
+    }
+    probe.breaks = probe.broken >= k;
+    if (n > 1) confirmed_.insert(size);
+    if (probe.breaks) kinds_at_[size] = {kinds.begin(), kinds.end()};
+    search_.probes.push_back(std::move(probe));
+    return search_.probes.back().breaks;
+  }
+
+ private:
+  const EnvelopeSearchSpec& spec_;
+  const EnvelopeAxisInfo& axis_;
+  const PlayEnvelope& play_;
+  EnvelopeSearch& search_;
+  int repeat_;
+  int& runs_;
+  std::optional<double> safe_, broken_;
+  EnvelopeOutcome stop_ = EnvelopeOutcome::kError;
+  std::map<double, std::vector<std::string>> kinds_at_;  // by size, where it broke
+  std::set<double> confirmed_;                           // sizes decided by k of n runs
+};
+
+}  // namespace
+
+EnvelopeSearch search_envelope(const EnvelopeSearchSpec& spec, const PlayEnvelope& play) {
+  EnvelopeSearch search;
+  int runs = 0;
+  std::set<std::string> kinds;
+  {
+    // The baseline: the story as told with no fault at all.
+    EnvelopeRun run = play(spec.axis.gentle, ++runs);
+    EnvelopeProbe probe{.size = spec.axis.gentle, .repeat = 0, .runs = 1, .broken = run.broken};
+    probe.breaks = run.broken;
+    probe.runs_detail.push_back(run.detail);
+    search.probes.push_back(std::move(probe));
+    std::optional<EnvelopeOutcome> stop;
+    if (!run.error.empty())
+      stop = EnvelopeOutcome::kError, search.error = run.error;
+    else if (!run.not_applicable.empty())
+      stop = EnvelopeOutcome::kNotApplicable, search.error = run.not_applicable;
+    else if (!run.not_exercised.empty())
+      stop = EnvelopeOutcome::kNotExercised, search.error = run.not_exercised;
+    else if (!run.broken && run.holds >= 0 && run.holds < 2)
+      stop = EnvelopeOutcome::kNotExercised,
+      search.error = "with no fault the lock was held " + std::to_string(run.holds) +
+                     " time(s), but the story needs c1 and then c2 to hold it";
+    if (stop) {
+      search.outcome = *stop;
+      search.runs = runs;
+      return search;
+    }
+  }
+  for (int r = 1; r <= std::max(1, spec.repeats); ++r) {
+    // Later repeats start where the first found the bound: their runs go to
+    // the boundary, not to the way there.
+    double start = spec.start.value_or(spec.axis.harsh);
+    if (r > 1 && search.repeats.front().breaking) start = *search.repeats.front().breaking;
+    Repeat repeat(spec, play, search, r, runs);
+    EnvelopeRepeat answer = repeat.run(start);
+    search.repeats.push_back(answer);
+    if (answer.breaking)
+      for (const auto& kind : repeat.kinds_at(*answer.breaking)) kinds.insert(kind);
+    if (answer.outcome == EnvelopeOutcome::kError ||
+        answer.outcome == EnvelopeOutcome::kNotApplicable ||
+        answer.outcome == EnvelopeOutcome::kNotExercised) {
+      search.outcome = answer.outcome;
+      search.runs = runs;
+      return search;
+    }
+  }
+  search.runs = runs;
+  search.kinds_at_break.assign(kinds.begin(), kinds.end());
+  std::vector<double> bounds;
+  int never = 0, without_fault = 0;
+  for (const auto& repeat : search.repeats) {
+    if (repeat.outcome == EnvelopeOutcome::kNeverBreaks) ++never;
+    if (repeat.outcome == EnvelopeOutcome::kBreaksWithoutFault) ++without_fault;
+    if (repeat.breaking) bounds.push_back(*repeat.breaking);
+  }
+  const int count = int(search.repeats.size());
+  if (never * 2 > count) {
+    search.outcome = EnvelopeOutcome::kNeverBreaks;
+    return search;
+  }
+  if (without_fault * 2 > count)
+    search.outcome = EnvelopeOutcome::kBreaksWithoutFault;
+  else
+    search.outcome = EnvelopeOutcome::kBreaks;
+  std::sort(bounds.begin(), bounds.end());
+  // A repeat that never broke stands for the harsh end in the median.
+  for (int i = 0; i < never; ++i) bounds.push_back(spec.axis.harsh);
+  std::sort(bounds.begin(), bounds.end());
+  if (!bounds.empty()) {
+    search.median = bounds[bounds.size() / 2];
+    if (bounds.size() % 2 == 0)
+      search.median = on_grid(spec.axis, (bounds[bounds.size() / 2 - 1] + *search.median) / 2);
+    search.min = bounds.front();
+    search.max = bounds.back();
+  }
+  return search;
+}
+
+double envelope_tolerance(const EnvelopeAxisInfo& axis, std::optional<double> bound,
+                          std::optional<int64_t> retry_ms) {
+  // How late c2 may take a lock that came free: its retry interval, plus
+  // some scheduling.
+  const double late = double(std::max<int64_t>(retry_ms.value_or(25), 25) + 5);
+  const double lease = double(kEnvelopeLeaseMs), work = kEnvelopeWork * lease;
+  switch (axis.axis) {
+    case EnvelopeAxis::ClientClockSlow: {
+      // c1's work (real: work / rate) must outlast the lease it has (real:
+      // work / bound) and c2's lateness.
+      if (!bound || *bound <= 0) return 0;
+      return *bound - work / (work / *bound + late);
+    }
+    case EnvelopeAxis::ClientClockFast: {
+      // c2 takes over lease·bound/rate after the acquire (plus its
+      // lateness) and must come before c1's work ends.
+      if (!bound || late >= work) return std::abs(axis.harsh - axis.gentle);
+      return *bound * work / (work - late) - *bound;
+    }
+    default:
+      return late / lease;
+  }
+}
+
+bool agrees(const EnvelopeAxisInfo& axis, const EnvelopePrediction& prediction,
+            const EnvelopeSearch& search, double tolerance) {
+  if (!prediction.bound) return search.outcome == EnvelopeOutcome::kNeverBreaks;
+  if (*prediction.bound == axis.gentle)
+    return search.outcome == EnvelopeOutcome::kBreaksWithoutFault;
+  if (search.outcome != EnvelopeOutcome::kBreaks || !search.min || !search.max) return false;
+  // The search knows the bound only to its precision.
+  tolerance += axis.precision + 1e-9;
+  return *prediction.bound >= *search.min - tolerance &&
+         *prediction.bound <= *search.max + tolerance;
+}
+
+EnvelopePredictions predictions_for(const LockUnderTest& lock) {
+  const std::string algorithm = lock.story_algorithm();
+  if (algorithm.empty()) return {};
+  const AlgorithmInfo* info = find_algorithm(algorithm);
+  return info ? info->envelope : EnvelopePredictions{};
+}
+
+namespace {
+
+std::string now_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+json optional_number(const std::optional<double>& value) {
+  return value ? json(*value) : json();
+}
+
+// Plays the story for one lock on one axis, its runs under `dir`.
+EnvelopeRun play(const CellRunner& run_cell, const LockUnderTest& lock,
+                 const EnvelopeAxisInfo& axis, double size, int run_number, uint64_t seed,
+                 const fs::path& out_dir, const fs::path& dir) {
+  EnvelopeRun out;
+  const fs::path run_dir = dir / size_text(axis, size) / ("run-" + std::to_string(run_number));
+  RunResult run;
+  try {
+    run = run_cell(envelope_scenario(axis.axis, size), lock.name, seed, run_dir);
+  } catch (const std::exception& e) {
+    run.algorithm = lock.name;
+    run.error = e.what();
+  }
+  if (run.not_applicable) {
+    out.not_applicable = *run.not_applicable;
+  } else if (run.error) {
+    out.error = *run.error;
+  } else if (!run.exercised) {
+    out.not_exercised = never_fired(run);
+  }
+  out.kinds = found_kinds(run);
+  if (run.stats) out.holds = int(run.stats->acquires_ok);
+  out.broken = out.error.empty() && out.not_applicable.empty() && out.not_exercised.empty() &&
+               std::count(out.kinds.begin(), out.kinds.end(), "mutual-exclusion") > 0;
+  const std::string history = run.history.empty() ? lock.name + "/history.jsonl" : run.history;
+  out.detail = {{"seed", seed},
+                {"broken", out.broken},
+                {"kinds", out.kinds},
+                {"history", fs::relative(run_dir / history, out_dir).string()},
+                {"error", !out.error.empty()           ? json(out.error)
+                          : !out.not_exercised.empty() ? json(out.not_exercised)
+                                                       : json()}};
+  return out;
+}
+
+json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
+               const EnvelopeSearch& search, const EnvelopePredictions& predictions,
+               double seconds) {
+  json cell = {{"lock", lock.name},
+               {"axis", axis.name},
+               {"outcome", envelope_outcome_name(search.outcome)},
+               {"median", optional_number(search.median)},
+               {"min", optional_number(search.min)},
+               {"max", optional_number(search.max)},
+               {"kinds_at_break", search.kinds_at_break},
+               {"runs", search.runs},
+               {"seconds", std::round(seconds * 10) / 10},
+               {"error", search.error.empty() ? json() : json(search.error)}};
+  json repeats = json::array();
+  for (const auto& r : search.repeats)
+    repeats.push_back({{"outcome", envelope_outcome_name(r.outcome)},
+                       {"breaking", optional_number(r.breaking)},
+                       {"last_safe", optional_number(r.last_safe)}});
+  cell["repeats"] = repeats;
+  const EnvelopePrediction* prediction = find_prediction(predictions, axis.axis);
+  const double tolerance =
+      envelope_tolerance(axis, prediction ? prediction->bound : std::nullopt, lock.retry_ms);
+  cell["tolerance"] = tolerance;
+  cell["prediction"] = json();
+  cell["agrees"] = json();
+  cell["gap"] = json();
+  if (prediction) {
+    cell["prediction"] = {{"bound", optional_number(prediction->bound)},
+                          {"why", prediction->why},
+                          {"from", lock.adapter ? "like " + lock.story_algorithm() : lock.name}};
+    if (search.outcome != EnvelopeOutcome::kError &&
+        search.outcome != EnvelopeOutcome::kNotApplicable &&
+        search.outcome != EnvelopeOutcome::kNotExercised)
+      cell["agrees"] = agrees(axis, *prediction, search, tolerance);
+  }
+  // A disagreement, or a story the run could not tell, that someone looked
+  // into and explained.
+  if (cell["agrees"] == false || search.outcome == EnvelopeOutcome::kNotExercised)
+    if (auto gap = lock.envelope_gaps.find(std::string(axis.name)); gap != lock.envelope_gaps.end())
+      cell["gap"] = gap->second;
+  json probes = json::array();
+  for (const auto& p : search.probes)
+    probes.push_back({{"size", p.size},
+                      {"repeat", p.repeat},
+                      {"runs", p.runs},
+                      {"broken", p.broken},
+                      {"breaks", p.breaks},
+                      {"details", p.runs_detail}});
+  cell["probes"] = probes;
+  return cell;
+}
+
+std::string describe(const json& cell, const EnvelopeAxisInfo& axis) {
+  const std::string outcome = cell.value("outcome", "");
+  auto text = [&](const json& v) { return v.is_number() ? size_text(axis, v.get<double>()) : "?"; };
+  const std::string unit = axis.unit == EnvelopeUnit::Lease ? " leases" : "×";
+  if (outcome == "breaks")
+    return "breaks at " + text(cell["median"]) + unit + " (" + text(cell["min"]) + ".." +
+           text(cell["max"]) + ")";
+  if (outcome == "never-breaks") return "never breaks up to " + size_text(axis, axis.harsh) + unit;
+  if (outcome == "breaks-without-fault") return "breaks without the fault";
+  return outcome + ": " + cell.value("error", json("")).dump();
+}
+
+}  // namespace
+
+json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
+  std::vector<EnvelopeAxis> axes = options.axes;
+  if (axes.empty())
+    for (const auto& row : envelope_axes()) axes.push_back(row.axis);
+  struct Task {
+    size_t lock, axis;
+  };
+  std::vector<Task> tasks;
+  for (size_t l = 0; l < options.locks.size(); ++l)
+    for (size_t a = 0; a < axes.size(); ++a) tasks.push_back({l, a});
+
+  const auto started = std::chrono::steady_clock::now();
+  const std::string started_at = now_utc();
+  std::vector<json> cells(tasks.size());
+  std::atomic<size_t> next{0};
+  std::mutex progress_mutex;
+  auto worker = [&] {
+    for (size_t t = next++; t < tasks.size(); t = next++) {
+      const LockUnderTest& lock = options.locks[tasks[t].lock];
+      const EnvelopeAxisInfo& axis = info(axes[tasks[t].axis]);
+      const EnvelopePredictions predictions = predictions_for(lock);
+      const EnvelopePrediction* prediction = find_prediction(predictions, axis.axis);
+      EnvelopeSearchSpec spec{.axis = axis,
+                              .start = prediction ? prediction->bound : std::nullopt,
+                              .repeats = options.repeats,
+                              .confirm_runs = options.confirm_runs};
+      const fs::path dir = options.out_dir / lock.name / std::string(axis.name);
+      // Each search draws its run seeds from the base seed, the lock and the axis.
+      const uint64_t base = options.seed * 1000003u + t * 7919u;
+      const auto search_started = std::chrono::steady_clock::now();
+      EnvelopeSearch search;
+      if (!lock.envelope_not_applicable.empty()) {
+        search.outcome = EnvelopeOutcome::kNotApplicable;
+        search.error = lock.envelope_not_applicable;
+      } else {
+        search = search_envelope(spec, [&](double size, int run) {
+          return play(run_cell, lock, axis, size, run, run_seed(base, run), options.out_dir, dir);
+        });
+      }
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - search_started).count();
+      cells[t] = cell_json(lock, axis, search, predictions, seconds);
+      std::lock_guard guard(progress_mutex);
+      *options.progress << lock.name << " " << axis.name << ": " << describe(cells[t], axis) << " ["
+                        << search.runs << " runs, " << std::lround(seconds) << " s]\n"
+                        << std::flush;
+    }
+  };
+  std::vector<std::thread> workers;
+  const int jobs = std::clamp(options.jobs, 1, int(std::max<size_t>(tasks.size(), 1)));
+  for (int j = 0; j < jobs; ++j) workers.emplace_back(worker);
+  for (auto& w : workers) w.join();
+
+  json axes_json = json::array();
+  for (EnvelopeAxis a : axes) {
+    const EnvelopeAxisInfo& row = info(a);
+    axes_json.push_back({{"axis", row.name},
+                         {"unit", row.unit == EnvelopeUnit::Lease ? "lease" : "rate"},
+                         {"gentle", row.gentle},
+                         {"harsh", row.harsh},
+                         {"precision", row.precision},
+                         {"fault", row.fault}});
+  }
+  json locks = json::array();
+  for (const auto& lock : options.locks)
+    locks.push_back({{"name", lock.name},
+                     {"family", lock.family},
+                     {"like", lock.like ? json(*lock.like) : json()},
+                     {"version", lock.version.empty() ? json() : json(lock.version)}});
+  int agree = 0, disagree = 0, explained = 0, unpredicted = 0, not_applicable = 0,
+      not_exercised = 0, errors = 0;
+  for (const auto& cell : cells) {
+    if (cell["outcome"] == "error") ++errors;
+    if (cell["outcome"] == "not-applicable") ++not_applicable;
+    if (cell["outcome"] == "not-exercised") ++not_exercised;
+    if (cell["agrees"] == true) ++agree;
+    if (cell["agrees"] == false) ++disagree;
+    if (cell["gap"].is_string()) ++explained;
+    if (cell["prediction"].is_null()) ++unpredicted;
+  }
+  json document = {
+      {"envelope",
+       {{"lease_ms", kEnvelopeLeaseMs},
+        {"work", kEnvelopeWork},
+        {"partition_work", kEnvelopePartitionWork},
+        {"repeats", options.repeats},
+        {"confirm_runs", options.confirm_runs},
+        {"seed", options.seed}}},
+      {"locklab_version", kVersion},
+      {"redis_version", options.redis_version},
+      {"invocation", options.invocation},
+      {"started_at", started_at},
+      {"seconds",
+       std::round(
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count())},
+      {"axes", axes_json},
+      {"locks", locks},
+      {"cells", cells},
+      {"totals",
+       {{"cells", cells.size()},
+        {"agree", agree},
+        {"disagree", disagree},
+        {"explained", explained},
+        {"unpredicted", unpredicted},
+        {"not_applicable", not_applicable},
+        {"not_exercised", not_exercised},
+        {"errors", errors}}},
+      {"exit_status", errors > 0                                  ? 2
+                      : disagree > explained || not_exercised > 0 ? 1
+                                                                  : 0}};
+  write_file_atomically(options.out_dir / "envelope.json", document.dump(2) + "\n");
+  return document;
+}
+
+std::string envelope_table(const json& envelope) {
+  std::string out;
+  for (const auto& cell : envelope.value("cells", json::array())) {
+    const auto axis = envelope_axis_named(cell.value("axis", ""));
+    if (!axis) continue;
+    const EnvelopeAxisInfo& row = info(*axis);
+    std::string predicted = "no prediction";
+    if (cell["prediction"].is_object()) {
+      const json& bound = cell["prediction"]["bound"];
+      predicted =
+          bound.is_null() ? "predicted never" : "predicted " + size_text(row, bound.get<double>());
+    }
+    const std::string verdict = cell["agrees"] == true ? "agrees"
+                                : cell["agrees"] == false
+                                    ? (cell["gap"].is_string() ? "differs, explained" : "DISAGREES")
+                                    : "";
+    out += "  " + cell.value("lock", "") + " " + std::string(row.name) + ": " +
+           describe(cell, row) + "; " + predicted + (verdict.empty() ? "" : ", " + verdict) + "\n";
+  }
+  const json totals = envelope.value("totals", json::object());
+  out += std::to_string(totals.value("cells", 0)) +
+         " searches: " + std::to_string(totals.value("agree", 0)) +
+         " agree with their prediction, " + std::to_string(totals.value("disagree", 0)) +
+         " disagree (" + std::to_string(totals.value("explained", 0)) + " of them explained), " +
+         std::to_string(totals.value("errors", 0)) + " failed (" +
+         envelope.value("seconds", json(0)).dump() + " s)\n";
+  return out;
+}
+
+}  // namespace locklab::suite

@@ -1,0 +1,158 @@
+// `locklab envelope`: how much of each fault every lock survives, measured
+// beside what its design predicts (lock_impls/envelope_axis.h: the story, the
+// axes and the predictions).
+//
+// For one lock and one axis the search starts at the predicted bound (the
+// harsh end of the axis when the design predicts none), gallops away from it
+// until it has a size that breaks the lock and one that does not, and halves
+// the gap between them down to the axis's precision. A size is played once
+// while no probe of the other verdict lies within four precisions of it; near
+// the boundary it is played up to n times and breaks when k = n/2 + 1 of them
+// do (early stopping). The whole search is repeated with fresh seeds, each
+// repeat starting where the first one found the bound; the bound is the
+// median of the repeats, with their minimum and maximum as its spread.
+//
+// Output layout (OUT = EnvelopeOptions::out_dir):
+//   OUT/envelope.json                                    the searches and their answers
+//   OUT/<lock>/<axis>/<size>/run-<k>/<lock>/history.jsonl  every probed run
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "envelope_axis.h"
+#include "plan.h"
+#include "runner.h"
+#include "scenario.h"
+
+namespace locklab::suite {
+
+// The story of lock_impls/envelope.h on `axis` at `size` (in the axis's
+// unit). At the axis's gentle end the story has no fault of the axis at all:
+// the lock's baseline.
+Scenario envelope_scenario(EnvelopeAxis axis, double size);
+
+// What one run at one size measured.
+struct EnvelopeRun {
+  bool broken = false;             // mutual-exclusion was found
+  std::vector<std::string> kinds;  // every violation kind found
+  std::string error;               // why the run failed
+  std::string not_exercised;       // why the run did not play the story (a fault never fired)
+  std::string not_applicable;      // why the lock cannot be told the story
+  int holds = -1;                  // acquires that succeeded (-1: not known)
+  nlohmann::json detail = nlohmann::json::object();  // seed, verdict, kinds, history
+};
+
+// Plays the story at `size` once; `run` counts the runs of this search from 1.
+using PlayEnvelope = std::function<EnvelopeRun(double size, int run)>;
+
+// The answer of one search (one repeat) or of all repeats together.
+enum class EnvelopeOutcome {
+  kBreaks,              // broken at `breaking`, safe at `last_safe`
+  kNeverBreaks,         // safe at the harsh end of the axis
+  kBreaksWithoutFault,  // broken at the gentle end: the story breaks it with no fault
+  kNotApplicable,       // the lock cannot be told the story
+  kNotExercised,        // a run did not play the story: one of its faults never fired
+  kError,
+};
+
+// "breaks", "never-breaks", "breaks-without-fault", "not-applicable",
+// "not-exercised", "error".
+std::string_view envelope_outcome_name(EnvelopeOutcome outcome);
+
+struct EnvelopeProbe {
+  double size = 0;
+  int repeat = 0;  // 1-based; 0 for the baseline
+  int runs = 0, broken = 0;
+  bool breaks = false;  // by the k-of-n rule (one run away from the boundary)
+  nlohmann::json runs_detail = nlohmann::json::array();
+};
+
+struct EnvelopeRepeat {
+  EnvelopeOutcome outcome = EnvelopeOutcome::kError;
+  std::optional<double> breaking, last_safe;
+};
+
+struct EnvelopeSearch {
+  EnvelopeOutcome outcome = EnvelopeOutcome::kError;
+  std::optional<double> median, min, max;  // of the repeats' breaking sizes
+  std::vector<EnvelopeRepeat> repeats;
+  std::vector<EnvelopeProbe> probes;  // in the order they were made
+  std::vector<std::string> kinds_at_break;
+  std::string error;  // or why it is not applicable, or not exercised
+  int runs = 0;       // runs played in all
+};
+
+struct EnvelopeSearchSpec {
+  EnvelopeAxisInfo axis;
+  std::optional<double> start;  // where the first repeat begins (the prediction)
+  int repeats = 3;
+  int confirm_runs = 3;  // n of the k-of-n rule near the boundary
+};
+
+// Searches one lock on one axis as the file comment says. First the story
+// is played once with no fault (the probe of repeat 0): unless it breaks
+// there, both clients must have held the lock, or the story was not told
+// (not-exercised) and no size is searched.
+EnvelopeSearch search_envelope(const EnvelopeSearchSpec& spec, const PlayEnvelope& play);
+
+// Whether `search` agrees with `prediction` within the axis's tolerance:
+// predicted never and never broken; predicted a bound and the bound lies
+// within the measured spread widened by `tolerance` and the axis's
+// precision on each side.
+bool agrees(const EnvelopeAxisInfo& axis, const EnvelopePrediction& prediction,
+            const EnvelopeSearch& search, double tolerance);
+
+// How far from the predicted `bound` a measurement may land without
+// counting as a disagreement, in the axis's unit: what it does to the bound
+// that the waiting client looks again only every 5-25 ms (a library: every
+// `retry_ms` at most), plus 5 ms of scheduling. On the lease axes that is
+// the lateness over the lease; on the clock axes it depends on the bound.
+double envelope_tolerance(const EnvelopeAxisInfo& axis, std::optional<double> bound,
+                          std::optional<int64_t> retry_ms = std::nullopt);
+
+// What a lock's design predicts on every axis: a built-in's own, a
+// library's from the built-in it stands in for; empty for an adapter like
+// none.
+EnvelopePredictions predictions_for(const LockUnderTest& lock);
+
+struct EnvelopeOptions {
+  std::vector<LockUnderTest> locks;
+  std::vector<EnvelopeAxis> axes;  // empty: every axis
+  int repeats = 3;
+  int confirm_runs = 3;
+  int jobs = 1;  // searches at the same time
+  uint64_t seed = 1;
+  std::filesystem::path out_dir;
+  std::string redis_version;
+  nlohmann::json invocation = nlohmann::json::object();
+  std::ostream* progress = &std::cerr;  // one line per search
+};
+
+// Searches every lock on every axis, writes OUT/envelope.json atomically and
+// returns it: {envelope {lease_ms, work, partition_work, repeats,
+// confirm_runs, seed}, locklab_version, redis_version, invocation,
+// started_at, seconds, axes [{axis, unit, gentle, harsh, precision,
+// tolerance, fault}], locks [{name, family, like, version}], cells [{lock,
+// axis, outcome, median, min, max, repeats [{outcome, breaking, last_safe}],
+// kinds_at_break, prediction {bound, why, from} | null, tolerance, agrees
+// (true, false, null without a prediction), gap (why a disagreement or a
+// story not told is what it is, from libraries.json, or null), runs,
+// seconds, error, probes
+// [{size, repeat, runs, broken, breaks, details}]}], totals {cells, agree,
+// disagree, explained, unpredicted, not_applicable, not_exercised, errors},
+// exit_status (2 some search failed, 1 some measurement disagrees with its
+// prediction or some search could not play its story, and nobody has
+// explained why, else 0)}. A library whose envelope_not_applicable says why is
+// not searched: its cells are not-applicable with that reason.
+nlohmann::json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell);
+
+// The answer for people: one line per lock and axis.
+std::string envelope_table(const nlohmann::json& envelope);
+
+}  // namespace locklab::suite

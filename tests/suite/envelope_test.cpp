@@ -1,0 +1,272 @@
+// The safety envelope's logic without servers: the axes and predictions are
+// complete, the story is a valid scenario at every size, the search finds a
+// threshold where fake runs put it (spending repeats only near it), and the
+// document, table and charts say what was measured.
+#include "envelope.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cmath>
+#include <mutex>
+#include <set>
+
+#include "comparison.h"
+#include "fake_envelope.h"
+#include "lock.h"
+#include "plots.h"
+#include "suite_test_support.h"
+#include "temp_dir.h"
+
+namespace locklab::suite {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+TEST(EnvelopeAxes, EveryAxisHasOneRowAndANameThatRoundTrips) {
+  std::set<std::string> names;
+  for (const auto& row : envelope_axes()) {
+    EXPECT_TRUE(names.insert(std::string(row.name)).second) << row.name;
+    EXPECT_EQ(envelope_axis_named(row.name), row.axis);
+    EXPECT_EQ(info(row.axis).name, row.name);
+    EXPECT_GT(row.precision, 0);
+    EXPECT_NE(row.gentle, row.harsh);
+  }
+  EXPECT_EQ(names.size(), 6u);
+  EXPECT_FALSE(envelope_axis_named("nope"));
+}
+
+// A built-in without a prediction on some axis would be measured against
+// nothing: every design states its bound on every axis, inside the axis.
+TEST(EnvelopePredictions, EveryBuiltInPredictsEveryAxisWithAReason) {
+  for (const auto& algorithm : algorithms()) {
+    for (const auto& axis : envelope_axes()) {
+      const EnvelopePrediction* p = find_prediction(algorithm.envelope, axis.axis);
+      ASSERT_NE(p, nullptr) << algorithm.id << " says nothing about " << axis.name;
+      EXPECT_FALSE(p->why.empty()) << algorithm.id << " " << axis.name;
+      if (p->bound) {
+        EXPECT_GE(*p->bound, std::min(axis.gentle, axis.harsh)) << algorithm.id << axis.name;
+        EXPECT_LE(*p->bound, std::max(axis.gentle, axis.harsh)) << algorithm.id << axis.name;
+      }
+    }
+    EXPECT_EQ(algorithm.envelope.size(), envelope_axes().size()) << algorithm.id;
+  }
+}
+
+TEST(EnvelopeScenario, ValidAtEverySizeWithTheFaultOnlyAwayFromTheGentleEnd) {
+  for (const auto& axis : envelope_axes()) {
+    for (double size : {axis.gentle, (axis.gentle + axis.harsh) / 2, axis.harsh}) {
+      Scenario s = envelope_scenario(axis.axis, size);
+      EXPECT_EQ(s.clients, 2);
+      EXPECT_EQ(s.workload.ttl_ms, kEnvelopeLeaseMs);
+      EXPECT_EQ(s.workload.ops_per_client, 1);
+      ASSERT_FALSE(s.faults.empty());
+      EXPECT_EQ(s.faults[0].name(), std::string("pause")) << "c2's late start";
+      EXPECT_EQ(s.faults.size(), size == axis.gentle ? 1u : 2u) << axis.name << " " << size;
+      EXPECT_GT(s.workload.wait_ms, s.workload.work_ms);
+      EXPECT_GT(s.duration_ms, s.workload.wait_ms);
+    }
+  }
+  // The size reaches the fault field it is about.
+  EXPECT_EQ(*envelope_scenario(EnvelopeAxis::Pause, 0.6).faults[1].duration_ms, 300);
+  EXPECT_EQ(envelope_scenario(EnvelopeAxis::ClientClockSlow, 0.4).faults[1].number("rate"), 0.4);
+  EXPECT_EQ(envelope_scenario(EnvelopeAxis::ServerClockJump, 1).faults[1].number("delta_ms"),
+            kEnvelopeLeaseMs);
+  EXPECT_EQ(envelope_scenario(EnvelopeAxis::Partition, 0).workload.work_ms,
+            std::llround(kEnvelopePartitionWork * kEnvelopeLeaseMs));
+}
+
+// A fake lock that breaks from `threshold` on (toward the harsh end).
+PlayEnvelope threshold_play(const EnvelopeAxisInfo& axis, double threshold, int* runs = nullptr) {
+  return [=](double size, int) {
+    if (runs) ++*runs;
+    EnvelopeRun run;
+    run.broken = axis.harsh > axis.gentle ? size >= threshold : size <= threshold;
+    if (run.broken) run.kinds = {"mutual-exclusion"};
+    return run;
+  };
+}
+
+RC_GTEST_PROP(EnvelopeSearch, FindsAThresholdWithinThePrecisionFromAnyStart, ()) {
+  const auto& axes = envelope_axes();
+  const EnvelopeAxisInfo& axis = axes[*rc::gen::inRange<size_t>(0, axes.size())];
+  const double low = std::min(axis.gentle, axis.harsh), high = std::max(axis.gentle, axis.harsh);
+  const double span = high - low;
+  const double threshold = low + span * (0.05 + 0.9 * *rc::gen::inRange(0, 1000) / 1000.0);
+  std::optional<double> start;
+  if (*rc::gen::arbitrary<bool>()) start = low + span * *rc::gen::inRange(0, 1000) / 1000.0;
+  EnvelopeSearch s = search_envelope({.axis = axis, .start = start, .repeats = 2},
+                                     threshold_play(axis, threshold));
+  RC_ASSERT(s.outcome == EnvelopeOutcome::kBreaks);
+  RC_ASSERT(s.median.has_value());
+  RC_ASSERT(std::abs(*s.median - threshold) <= axis.precision + 0.003);
+  RC_ASSERT(s.kinds_at_break == std::vector<std::string>{"mutual-exclusion"});
+}
+
+TEST(EnvelopeSearch, NeverBreaksAndBreaksWithoutTheFault) {
+  const EnvelopeAxisInfo& pause = info(EnvelopeAxis::Pause);
+  int runs = 0;
+  EnvelopeSearch never =
+      search_envelope({.axis = pause, .repeats = 3}, threshold_play(pause, 99, &runs));
+  EXPECT_EQ(never.outcome, EnvelopeOutcome::kNeverBreaks);
+  EXPECT_EQ(runs, 4) << "the baseline, then one run at the harsh end per repeat";
+  runs = 0;
+  EnvelopeSearch without =
+      search_envelope({.axis = pause, .start = 0, .repeats = 3}, threshold_play(pause, -1, &runs));
+  EXPECT_EQ(without.outcome, EnvelopeOutcome::kBreaksWithoutFault);
+  EXPECT_EQ(runs, 4);
+}
+
+// Runs are spent at the boundary: a size more than four precisions from
+// every probe of the other verdict is played once.
+TEST(EnvelopeSearch, RepeatsRunsOnlyNearTheBoundary) {
+  const EnvelopeAxisInfo& pause = info(EnvelopeAxis::Pause);
+  EnvelopeSearch s =
+      search_envelope({.axis = pause, .start = 2.5, .repeats = 3}, threshold_play(pause, 0.5));
+  ASSERT_EQ(s.outcome, EnvelopeOutcome::kBreaks);
+  for (const auto& probe : s.probes) {
+    if (std::abs(probe.size - 0.5) > 8 * pause.precision) {
+      EXPECT_EQ(probe.runs, 1) << "size " << probe.size;
+    }
+  }
+  EXPECT_TRUE(std::any_of(s.probes.begin(), s.probes.end(), [](const EnvelopeProbe& p) {
+    return p.runs >= 2;
+  })) << "the k-of-n rule is used at the boundary";
+}
+
+// A size that breaks in one run of three is not a breaking size by the
+// k-of-n rule near the boundary.
+TEST(EnvelopeSearch, KOfNDecidesNearTheBoundary) {
+  const EnvelopeAxisInfo& pause = info(EnvelopeAxis::Pause);
+  std::map<double, int> seen;
+  PlayEnvelope flaky = [&](double size, int) {
+    EnvelopeRun run;
+    // Sure from 0.6; from 0.5 to 0.6 only the first run at each size breaks.
+    run.broken = size >= 0.6 || (size >= 0.5 && seen[size]++ == 0);
+    return run;
+  };
+  EnvelopeSearch s = search_envelope({.axis = pause, .start = 0.6, .repeats = 1}, flaky);
+  ASSERT_EQ(s.outcome, EnvelopeOutcome::kBreaks);
+  EXPECT_GE(*s.median, 0.6 - pause.precision - 1e-9);
+}
+
+TEST(EnvelopeSearch, ErrorAndNotApplicableStopTheSearch) {
+  const EnvelopeAxisInfo& delay = info(EnvelopeAxis::Delay);
+  EnvelopeSearch failed = search_envelope({.axis = delay}, [](double, int) {
+    EnvelopeRun run;
+    run.error = "redis-server died";
+    return run;
+  });
+  EXPECT_EQ(failed.outcome, EnvelopeOutcome::kError);
+  EXPECT_EQ(failed.error, "redis-server died");
+  EXPECT_EQ(failed.runs, 1);
+  EnvelopeSearch na = search_envelope({.axis = delay}, [](double, int) {
+    EnvelopeRun run;
+    run.not_applicable = "no links to delay";
+    return run;
+  });
+  EXPECT_EQ(na.outcome, EnvelopeOutcome::kNotApplicable);
+  EXPECT_EQ(na.error, "no links to delay");
+}
+
+// A story whose baseline did not have both clients hold the lock was not
+// told: no size is searched, and nothing is claimed about the lock.
+TEST(EnvelopeSearch, ABaselineWithoutBothHoldsIsNotExercised) {
+  const EnvelopeAxisInfo& slow = info(EnvelopeAxis::ClientClockSlow);
+  int runs = 0;
+  EnvelopeSearch s = search_envelope({.axis = slow, .start = 0.5}, [&](double, int) {
+    ++runs;
+    EnvelopeRun run;
+    run.holds = 1;  // c1 was refused: only c2 held it
+    return run;
+  });
+  EXPECT_EQ(s.outcome, EnvelopeOutcome::kNotExercised);
+  EXPECT_NE(s.error.find("held 1 time(s)"), std::string::npos) << s.error;
+  EXPECT_EQ(runs, 1);
+}
+
+TEST(EnvelopeAgreement, WithinTheSpreadAndTheTolerance) {
+  const EnvelopeAxisInfo& pause = info(EnvelopeAxis::Pause);
+  const double tolerance = envelope_tolerance(pause, 0.5);
+  EXPECT_DOUBLE_EQ(tolerance, 0.06);
+  EXPECT_DOUBLE_EQ(envelope_tolerance(pause, 0.5, 300), 0.61) << "a library retrying every 300 ms";
+  // A slow clock: c1's half lease of work at rate 0.5 lasts a lease; c2
+  // 305 ms late needs it to last 805 ms: rate 250/805.
+  EXPECT_NEAR(envelope_tolerance(info(EnvelopeAxis::ClientClockSlow), 0.5, 300), 0.5 - 250.0 / 805,
+              1e-9);
+  // A fast clock: c2 30 ms late must come before c1's 250 ms of work end.
+  EXPECT_NEAR(envelope_tolerance(info(EnvelopeAxis::ClientClockFast), 2.0), 2.0 * 250 / 220 - 2,
+              1e-9);
+  EnvelopeSearch breaks;
+  breaks.outcome = EnvelopeOutcome::kBreaks;
+  breaks.median = 0.52, breaks.min = 0.5, breaks.max = 0.54;
+  EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0.5, ""}, breaks, tolerance));
+  EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0.6, ""}, breaks, tolerance))
+      << "within 30 ms and the precision";
+  EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 0.64, ""}, breaks, tolerance));
+  EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, std::nullopt, ""}, breaks, tolerance));
+  EnvelopeSearch never;
+  never.outcome = EnvelopeOutcome::kNeverBreaks;
+  EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, std::nullopt, ""}, never, tolerance));
+  EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 2.5, ""}, never, tolerance));
+  EnvelopeSearch without;
+  without.outcome = EnvelopeOutcome::kBreaksWithoutFault;
+  EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0, ""}, without, tolerance));
+  EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 0.5, ""}, without, tolerance));
+}
+
+// set-nx-px breaks at pauses of 0.52 leases and more, redlock from 0.8 (its
+// design says 0.5: a disagreement).
+json fake_envelope(const fs::path& out) {
+  CellRunner fake = suite_test::fake_envelope_runner(
+      [](const std::string& lock) { return lock == "redlock" ? 0.8 : 0.52; });
+  EnvelopeOptions options;
+  options.locks = {LockUnderTest::built_in("set-nx-px"), LockUnderTest::built_in("redlock")};
+  options.axes = {EnvelopeAxis::Pause};
+  options.jobs = 2;
+  options.out_dir = out;
+  std::ostringstream progress;
+  options.progress = &progress;
+  return run_envelope(options, fake);
+}
+
+TEST(RunEnvelope, WritesTheDocumentWithPredictionsAndDisagreements) {
+  TempDir out("envelope-test");
+  const json envelope = fake_envelope(out.path());
+  EXPECT_EQ(suite_test::read_json(out.path() / "envelope.json"), envelope);
+  ASSERT_EQ(envelope["cells"].size(), 2u);
+  const json& set_nx_px = envelope["cells"][0];
+  EXPECT_EQ(set_nx_px["lock"], "set-nx-px");
+  EXPECT_EQ(set_nx_px["outcome"], "breaks");
+  EXPECT_NEAR(set_nx_px["median"].get<double>(), 0.52, 0.021);
+  EXPECT_EQ(set_nx_px["prediction"]["bound"], 0.5);
+  EXPECT_EQ(set_nx_px["agrees"], true);
+  EXPECT_EQ(set_nx_px["kinds_at_break"], json({"mutual-exclusion"}));
+  const json& redlock = envelope["cells"][1];
+  EXPECT_NEAR(redlock["median"].get<double>(), 0.8, 0.021);
+  EXPECT_EQ(redlock["agrees"], false);
+  EXPECT_EQ(envelope["totals"]["disagree"], 1);
+  EXPECT_EQ(envelope["exit_status"], 1) << "a disagreement is a finding to explain";
+  const std::string table = envelope_table(envelope);
+  EXPECT_NE(table.find("redlock pause: breaks at 0.800 leases"), std::string::npos) << table;
+  EXPECT_NE(table.find("DISAGREES"), std::string::npos) << table;
+}
+
+TEST(RunEnvelope, TheMarkdownTableSaysBoundSpreadPredictionAndWhy) {
+  TempDir out("envelope-md");
+  const std::string md =
+      reports::envelope_markdown(nlohmann::ordered_json(fake_envelope(out.path())));
+  EXPECT_NE(md.find("## Safety envelopes"), std::string::npos) << md;
+  EXPECT_NE(md.find("| lock | pause |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `set-nx-px` | **0.52** (0.52–0.52); predicted 0.50 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("predicted 0.50 ⚠"), std::string::npos) << "redlock disagrees: " << md;
+  EXPECT_NE(
+      md.find(find_prediction(algorithm_info("set-nx-px").envelope, EnvelopeAxis::Pause)->why),
+      std::string::npos)
+      << md;
+}
+
+}  // namespace
+}  // namespace locklab::suite

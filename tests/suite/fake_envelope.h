@@ -1,0 +1,48 @@
+// A fake cell runner for the safety envelope's tests: no servers, a lock
+// breaks (mutual-exclusion) once the story's fault reaches a size of its own.
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "envelope_axis.h"
+#include "results.h"
+#include "runner.h"
+
+namespace locklab::suite_test {
+
+// The size of the envelope story's fault in leases: the pause's or the
+// partition's length, or the jump's distance; 0 for the baseline.
+inline double fault_size(const Scenario& s) {
+  if (s.faults.size() < 2) return 0;
+  const Fault& fault = s.faults[1];
+  const double ms = fault.name() == std::string("server-clock-jump")
+                        ? fault.number("delta_ms").value_or(0)
+                        : double(fault.duration_ms.value_or(0));
+  return ms / double(kEnvelopeLeaseMs);
+}
+
+// Breaks `lock` from fault_size() >= threshold(lock) on; thread-safe.
+inline CellRunner fake_envelope_runner(std::function<double(const std::string&)> threshold) {
+  auto mutex = std::make_shared<std::mutex>();
+  return
+      [=](const Scenario& s, const std::string& lock, uint64_t seed, const std::filesystem::path&) {
+        std::lock_guard guard(*mutex);
+        const bool broken = fault_size(s) >= threshold(lock);
+        nlohmann::json violations =
+            broken ? nlohmann::json::array({{{"kind", "mutual-exclusion"}, {"explanation", "x"}}})
+                   : nlohmann::json::array();
+        return RunResult::from_json(
+            {{"algorithm", lock},
+             {"verdict", broken ? "violated" : "safe"},
+             {"error", nullptr},
+             {"history", lock + "/history.jsonl"},
+             {"seed", seed},
+             {"check", {{"verdict", broken ? "violated" : "safe"}, {"violations", violations}}}},
+            "fake");
+      };
+}
+
+}  // namespace locklab::suite_test
