@@ -262,7 +262,6 @@ class Repeat {
     return search_.probes.back().breaks;
   }
 
- private:
   const EnvelopeSearchSpec& spec_;
   const EnvelopeAxisInfo& axis_;
   const PlayEnvelope& play_;
@@ -289,16 +288,20 @@ EnvelopeSearch search_envelope(const EnvelopeSearchSpec& spec, const PlayEnvelop
     probe.runs_detail.push_back(run.detail);
     search.probes.push_back(std::move(probe));
     std::optional<EnvelopeOutcome> stop;
-    if (!run.error.empty())
-      stop = EnvelopeOutcome::kError, search.error = run.error;
-    else if (!run.not_applicable.empty())
-      stop = EnvelopeOutcome::kNotApplicable, search.error = run.not_applicable;
-    else if (!run.not_exercised.empty())
-      stop = EnvelopeOutcome::kNotExercised, search.error = run.not_exercised;
-    else if (!run.broken && run.holds >= 0 && run.holds < 2)
-      stop = EnvelopeOutcome::kNotExercised,
+    if (!run.error.empty()) {
+      stop = EnvelopeOutcome::kError;
+      search.error = run.error;
+    } else if (!run.not_applicable.empty()) {
+      stop = EnvelopeOutcome::kNotApplicable;
+      search.error = run.not_applicable;
+    } else if (!run.not_exercised.empty()) {
+      stop = EnvelopeOutcome::kNotExercised;
+      search.error = run.not_exercised;
+    } else if (!run.broken && run.holds >= 0 && run.holds < 2) {
+      stop = EnvelopeOutcome::kNotExercised;
       search.error = "with no fault the lock was held " + std::to_string(run.holds) +
                      " time(s), but the story needs c1 and then c2 to hold it";
+    }
     if (stop) {
       search.outcome = *stop;
       search.runs = runs;

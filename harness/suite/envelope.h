@@ -2,15 +2,18 @@
 // beside what its design predicts (lock_impls/envelope_axis.h: the story, the
 // axes and the predictions).
 //
-// For one lock and one axis the search starts at the predicted bound (the
-// harsh end of the axis when the design predicts none), gallops away from it
-// until it has a size that breaks the lock and one that does not, and halves
-// the gap between them down to the axis's precision. A size is played once
-// while no probe of the other verdict lies within four precisions of it; near
-// the boundary it is played up to n times and breaks when k = n/2 + 1 of them
-// do (early stopping). The whole search is repeated with fresh seeds, each
-// repeat starting where the first one found the bound; the bound is the
-// median of the repeats, with their minimum and maximum as its spread.
+// For one lock and one axis the story is first played once with no fault
+// (the baseline: both clients must hold the lock, or the story was not
+// told). Then the search starts at the predicted bound (the harsh end of
+// the axis when the design predicts none), gallops away from it until it
+// has a size that breaks the lock and one that does not, and halves the gap
+// between them down to the axis's precision. Far from the boundary a size
+// is played once; once the gap is four precisions or less, each size is
+// played up to n times and breaks when k = n/2 + 1 of them do (early
+// stopping), and the bound found is played that way too before it is
+// believed. The whole search is repeated with fresh seeds, each repeat
+// starting where the first one found the bound; the bound is the median of
+// the repeats, with their minimum and maximum as its spread.
 //
 // Output layout (OUT = EnvelopeOptions::out_dir):
 //   OUT/envelope.json                                    the searches and their answers
