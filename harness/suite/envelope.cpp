@@ -624,9 +624,9 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
         {"not_applicable", not_applicable},
         {"not_exercised", not_exercised},
         {"errors", errors}}},
-      {"exit_status", errors > 0                                  ? 2
-                      : disagree > explained || not_exercised > 0 ? 1
-                                                                  : 0}};
+      {"exit_status", errors > 0                             ? 2
+                      : disagree + not_exercised > explained ? 1
+                                                             : 0}};
   write_file_atomically(options.out_dir / "envelope.json", document.dump(2) + "\n");
   return document;
 }

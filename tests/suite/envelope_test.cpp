@@ -253,6 +253,56 @@ TEST(RunEnvelope, WritesTheDocumentWithPredictionsAndDisagreements) {
   EXPECT_NE(table.find("DISAGREES"), std::string::npos) << table;
 }
 
+// A library's disagreement that libraries.json explains is a finding told,
+// not a failure: it is counted as explained and the exit status is 0.
+TEST(RunEnvelope, AnExplainedGapIsNoFailure) {
+  TempDir out("envelope-gap");
+  LockUnderTest library;
+  library.name = "lib-x";
+  library.family = "library";
+  library.like = "set-nx-px";
+  library.adapter = AdapterConfig{.command = "node lib-x/adapter.js"};
+  library.envelope_gaps["pause"] = "it refreshes its lease";
+  EnvelopeOptions options;
+  options.locks = {library};
+  options.axes = {EnvelopeAxis::Pause};
+  options.out_dir = out.path();
+  std::ostringstream progress;
+  options.progress = &progress;
+  const json envelope = run_envelope(
+      options, suite_test::fake_envelope_runner([](const std::string&) { return 0.9; }));
+  ASSERT_EQ(envelope["cells"].size(), 1u);
+  EXPECT_EQ(envelope["cells"][0]["agrees"], false);
+  EXPECT_EQ(envelope["cells"][0]["gap"], "it refreshes its lease");
+  EXPECT_EQ(envelope["totals"]["explained"], 1);
+  EXPECT_EQ(envelope["exit_status"], 0);
+
+  // A story the library's waiter cannot be told (only one client ever held
+  // the lock), explained: not-exercised, counted as explained, exit 0.
+  CellRunner one_hold = [](const Scenario&, const std::string& lock, uint64_t seed,
+                           const fs::path&) {
+    return RunResult::from_json({{"algorithm", lock},
+                                 {"verdict", "safe"},
+                                 {"error", nullptr},
+                                 {"seed", seed},
+                                 {"stats", {{"acquires_ok", 1}}},
+                                 {"check", {{"verdict", "safe"}, {"violations", json::array()}}}},
+                                "fake");
+  };
+  const json not_told = run_envelope(options, one_hold);
+  EXPECT_EQ(not_told["cells"][0]["outcome"], "not-exercised");
+  EXPECT_EQ(not_told["cells"][0]["gap"], "it refreshes its lease");
+  EXPECT_EQ(not_told["exit_status"], 0);
+  library.envelope_gaps.clear();
+  options.locks = {library};
+  EXPECT_EQ(run_envelope(options, one_hold)["exit_status"], 1) << "not told, unexplained";
+  options.locks = {library};
+  EXPECT_EQ(run_envelope(options, suite_test::fake_envelope_runner(
+                                      [](const std::string&) { return 0.9; }))["exit_status"],
+            1)
+      << "the same gap unexplained";
+}
+
 TEST(RunEnvelope, TheMarkdownTableSaysBoundSpreadPredictionAndWhy) {
   TempDir out("envelope-md");
   const std::string md =
