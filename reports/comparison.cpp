@@ -327,6 +327,9 @@ std::string envelope_markdown(const json& envelope) {
   md += "- " + totals.value("agree", json(0)).dump() + " of " +
         totals.value("cells", json(0)).dump() + " bounds as predicted, " +
         totals.value("disagree", json(0)).dump() + " not, " +
+        totals.value("not_exercised", json(0)).dump() + " could not be told (" +
+        totals.value("explained", json(0)).dump() + " of these explained), " +
+        totals.value("not_applicable", json(0)).dump() + " not applicable, " +
         totals.value("unpredicted", json(0)).dump() + " without a prediction\n\n";
   md += "| lock |";
   for (const auto& axis : axes) md += " " + text_at(axis, "axis") + " |";

@@ -337,14 +337,11 @@ std::string envelope_charts_html(const nlohmann::json& envelope, const std::stri
                "</title></circle>";
         said = "breaks without the fault";
       } else {
-        said = (outcome.empty() ? "unknown" : outcome) +
-               (cell.value("error", json()).is_string() ? ": " + cell["error"].get<std::string>()
-                                                        : std::string());
-        if (said.size() > 60) {
-          size_t cut = 57;
-          while (cut > 0 && (static_cast<unsigned char>(said[cut]) & 0xC0) == 0x80) --cut;
-          said = said.substr(0, cut) + "…";
-        }
+        // The reason goes in the tooltip: the row has room for the outcome.
+        said = outcome.empty() ? "unknown" : outcome;
+        if (cell.value("error", json()).is_string())
+          svg += "<title>" + escape(said + ": " + cell["error"].get<std::string>()) + "</title>";
+        if (cell.value("gap", json()).is_string()) said += ", explained †";
       }
       if (prediction.is_object()) {
         const auto bound = number(prediction.value("bound", json()));
@@ -355,10 +352,10 @@ std::string envelope_charts_html(const nlohmann::json& envelope, const std::stri
                " l6 7 l-6 7 l-6 -7 z\"><title>" + escape(tip) + "</title></path>";
       }
       const bool explained = cell.value("gap", json()).is_string();
-      const std::string verdict =
-          agrees == true    ? "as predicted"
-          : agrees == false ? (explained ? "NOT as predicted (explained)" : "NOT as predicted")
-                            : "";
+      const std::string verdict = agrees == true ? "as predicted"
+                                  : agrees == false
+                                      ? (explained ? "differs, explained †" : "NOT as predicted")
+                                      : "";
       svg += "<text class=\"" + std::string(agrees == false ? "disagrees" : "said") + "\" x=\"" +
              num(width - right + 10) + "\" y=\"" + num(y + 4) + "\">" +
              escape(said + (verdict.empty() ? "" : ", " + verdict)) + "</text></g>";

@@ -292,12 +292,15 @@ std::string envelope_charts(const fs::path& suite_dir) {
       return out + "<p class=\"notice\">" + escape(file.string()) +
              ": not an envelope document (no \"cells\")</p>";
     const nlohmann::json totals = envelope.value("totals", nlohmann::json::object());
-    const int disagree = totals.value("disagree", 0);
-    out += "<div class=\"banner " + std::string(disagree > 0 ? "bad" : "good") + "\">" +
-           std::to_string(totals.value("agree", 0)) + " of " +
-           std::to_string(totals.value("cells", 0)) + " bounds as their design predicts, " +
-           std::to_string(disagree) + " not</div><div class=\"envelope-plots\">" + charts +
-           "</div>";
+    const int disagree = totals.value("disagree", 0), not_told = totals.value("not_exercised", 0),
+              explained = totals.value("explained", 0);
+    out += "<div class=\"banner " + std::string(disagree + not_told > explained ? "bad" : "good") +
+           "\">" + std::to_string(totals.value("agree", 0)) + " of " +
+           std::to_string(totals.value("cells", 0)) + " bounds as their design predicts; " +
+           std::to_string(disagree) + " differ and " + std::to_string(not_told) +
+           " could not be told, " + std::to_string(explained) + " of these explained; " +
+           std::to_string(totals.value("not_applicable", 0)) +
+           " not applicable</div><div class=\"envelope-plots\">" + charts + "</div>";
   } catch (const std::exception& e) {
     out += "<p class=\"notice\">" + escape(e.what()) + "</p>";
   }

@@ -62,8 +62,9 @@ Action add_envelope_command(CLI::App& parent) {
   envelope->footer(
       "The story, the axes and each algorithm's prediction: lock_impls/envelope_axis.h and the "
       "algorithms' headers. `locklab report SUITE_DIR` draws SUITE_DIR/envelope/envelope.json on "
-      "the comparison page. Exit status: 0 every measurement agrees with its prediction, 1 some "
-      "disagree, 2 a run failed or bad input.");
+      "the comparison page. Exit status: 0 every measurement agrees with its prediction or "
+      "libraries.json explains why not (envelope_gaps), 1 some disagree or could not be told, "
+      "unexplained, 2 a run failed or bad input.");
 
   return [options] {
     std::vector<EnvelopeAxis> axes;

@@ -654,7 +654,9 @@ std::string envelope_table(const json& envelope) {
   out += std::to_string(totals.value("cells", 0)) +
          " searches: " + std::to_string(totals.value("agree", 0)) +
          " agree with their prediction, " + std::to_string(totals.value("disagree", 0)) +
-         " disagree (" + std::to_string(totals.value("explained", 0)) + " of them explained), " +
+         " disagree, " + std::to_string(totals.value("not_exercised", 0)) + " could not be told (" +
+         std::to_string(totals.value("explained", 0)) + " of these explained), " +
+         std::to_string(totals.value("not_applicable", 0)) + " not applicable, " +
          std::to_string(totals.value("errors", 0)) + " failed (" +
          envelope.value("seconds", json(0)).dump() + " s)\n";
   return out;

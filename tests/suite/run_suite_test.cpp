@@ -473,7 +473,11 @@ TEST_F(RunSuite, TheEnvelopeChartsAreOnTheComparisonPage) {
   EXPECT_TRUE(has("data-lock=\"lib-x\"")) << dom;
   EXPECT_TRUE(has("breaks at 0.52, as predicted")) << dom;
   EXPECT_TRUE(has("breaks at 0.90, NOT as predicted")) << dom;
-  EXPECT_TRUE(has("2 of 4 bounds as their design predicts, 2 not")) << dom;
+  EXPECT_TRUE(
+      has("2 of 4 bounds as their design predicts; 2 differ and 0 could not be told, 0 of "
+          "these explained; 0 not applicable"))
+      << dom;
+  EXPECT_TRUE(has("<div class=\"banner bad\">2 of 4 bounds")) << "unexplained: " << dom;
   const std::string md = reports::comparison_markdown(o.out_dir);
   EXPECT_NE(md.find("## Safety envelopes"), std::string::npos) << md;
   EXPECT_NE(md.find("| `lib-x` | **0.90** (0.90–0.90); predicted 0.50 ⚠ |"), std::string::npos)
