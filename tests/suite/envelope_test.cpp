@@ -257,11 +257,7 @@ TEST(RunEnvelope, WritesTheDocumentWithPredictionsAndDisagreements) {
 // not a failure: it is counted as explained and the exit status is 0.
 TEST(RunEnvelope, AnExplainedGapIsNoFailure) {
   TempDir out("envelope-gap");
-  LockUnderTest library;
-  library.name = "lib-x";
-  library.family = "library";
-  library.like = "set-nx-px";
-  library.adapter = AdapterConfig{.command = "node lib-x/adapter.js"};
+  LockUnderTest library = suite_test::fake_library();
   library.envelope_gaps["pause"] = "it refreshes its lease";
   EnvelopeOptions options;
   options.locks = {library};

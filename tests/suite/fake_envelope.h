@@ -13,6 +13,17 @@
 
 namespace locklab::suite_test {
 
+// A library standing in for set-nx-px through an adapter the fakes never start.
+inline LockUnderTest fake_library(const std::string& name = "lib-x") {
+  LockUnderTest library;
+  library.name = name;
+  library.family = "library";
+  library.version = name + " 1.2.3";
+  library.like = "set-nx-px";
+  library.adapter = AdapterConfig{.command = "node " + name + "/adapter.js"};
+  return library;
+}
+
 // The size of the envelope story's fault in leases: the pause's or the
 // partition's length, or the jump's distance; 0 for the baseline.
 inline double fault_size(const Scenario& s) {

@@ -348,12 +348,7 @@ TEST_F(RunSuite, SaferThanAndNotApplicablePassAndAreCountedApart) {
 // stories: one both survive, one that breaks both, one the library cannot
 // be told (not applicable, with its reason). Every expectation has a why.
 json compare_with_a_library(Fixture& f, SuiteOptions o) {
-  LockUnderTest library;
-  library.name = "lib-x";
-  library.family = "library";
-  library.version = "lib-x 1.2.3";
-  library.like = "set-nx-px";
-  library.adapter = AdapterConfig{.command = "node lib-x/adapter.js"};
+  const LockUnderTest library = suite_test::fake_library();
   f.fake.adjust = [](const Scenario& s, RunResult& run) {
     run.expected->why = "because " + s.name;
     if (s.name == "skip" && run.algorithm == "lib-x") {
@@ -403,6 +398,13 @@ TEST_F(RunSuite, TheComparisonSaysWhatEachLockSurvivesAndWhy) {
       << md;
 }
 
+// `page` as headless Chromium leaves it (its DOM), every console line a failure.
+std::string page_dom(const std::string& chromium, const fs::path& page, const fs::path& png) {
+  const auto load = reports::fixtures::load_page(chromium, page, "", png);
+  for (const auto& line : load.console_lines) ADD_FAILURE() << "console: " << line;
+  return load.dom;
+}
+
 // The comparison page as a person reads it, in headless Chromium: per lock
 // "survives N of M" with its version, and in each cell what was measured,
 // what was expected and why, or why the story could not be told.
@@ -415,9 +417,7 @@ TEST_F(RunSuite, TheComparisonPageReadsRightInABrowser) {
   o.html_report = true;
   compare_with_a_library(*this, o);
   const fs::path index = o.out_dir / "index.html";
-  const auto load = reports::fixtures::load_page(*chromium, index, "", out.path() / "index.png");
-  for (const auto& line : load.console_lines) ADD_FAILURE() << "console: " << line;
-  const std::string& dom = load.dom;
+  const std::string dom = page_dom(*chromium, index, out.path() / "index.png");
   auto has = [&dom](const std::string& text) { return dom.find(text) != std::string::npos; };
   EXPECT_TRUE(has("<h2>Which lock survives what</h2>")) << dom;
   EXPECT_TRUE(has("<td>set-nx-px</td><td>2 of 3 stories</td><td>pause-long</td>")) << dom;
@@ -444,13 +444,8 @@ TEST_F(RunSuite, TheEnvelopeChartsAreOnTheComparisonPage) {
   SuiteOptions o = options();
   o.html_report = true;
   compare_with_a_library(*this, o);
-  LockUnderTest library;
-  library.name = "lib-x";
-  library.family = "library";
-  library.like = "set-nx-px";
-  library.adapter = AdapterConfig{.command = "node lib-x/adapter.js"};
   EnvelopeOptions e;
-  e.locks = {LockUnderTest::built_in("set-nx-px"), library};
+  e.locks = {LockUnderTest::built_in("set-nx-px"), suite_test::fake_library()};
   e.axes = {EnvelopeAxis::Pause, EnvelopeAxis::ServerClockJump};
   e.repeats = 2;
   e.out_dir = o.out_dir / "envelope";
@@ -461,9 +456,7 @@ TEST_F(RunSuite, TheEnvelopeChartsAreOnTheComparisonPage) {
   const json envelope = run_envelope(e, fake);
   EXPECT_EQ(envelope["totals"]["disagree"], 2) << "lib-x on both axes";
   const fs::path index = reports::write_suite_report(o.out_dir);
-  const auto load = reports::fixtures::load_page(*chromium, index, "", out.path() / "index.png");
-  for (const auto& line : load.console_lines) ADD_FAILURE() << "console: " << line;
-  const std::string& dom = load.dom;
+  const std::string dom = page_dom(*chromium, index, out.path() / "index.png");
   auto has = [&dom](const std::string& text) { return dom.find(text) != std::string::npos; };
   EXPECT_TRUE(has("<h2>Which lock survives what</h2>")) << "still the comparison page: " << dom;
   EXPECT_TRUE(has("id=\"envelopes\">Safety envelopes</h2>")) << dom;
