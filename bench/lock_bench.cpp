@@ -99,14 +99,14 @@ double process_cpu_seconds(pid_t pid) {
 
 // This process's CPU seconds and context switches so far.
 struct Usage {
-  double cpu = 0;
+  double cpu = 0, system = 0;  // CPU seconds: user + system, and system alone
   int64_t voluntary = 0, involuntary = 0;
 };
 Usage self_usage() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
-  return {seconds(u.ru_utime) + seconds(u.ru_stime), u.ru_nvcsw, u.ru_nivcsw};
+  return {seconds(u.ru_utime) + seconds(u.ru_stime), seconds(u.ru_stime), u.ru_nvcsw, u.ru_nivcsw};
 }
 
 std::vector<std::string> split(const std::string& text) {
@@ -185,7 +185,7 @@ struct LoopResult {
   double set_per_s = 0, evalsha_per_s = 0;
   // Where the loop's time went: CPU seconds of the lab process and of
   // node 0's redis-server, and the lab's context switches, during the loop.
-  double lab_cpu = 0, server_cpu = 0;
+  double lab_cpu = 0, lab_system_cpu = 0, server_cpu = 0;
   int64_t voluntary_switches = 0, involuntary_switches = 0;
 };
 
@@ -209,6 +209,7 @@ LoopResult run_loop(const std::string& algorithm, int clients, double seconds, b
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const Usage usage = self_usage();
     result.lab_cpu = usage.cpu - usage_before.cpu;
+    result.lab_system_cpu = usage.system - usage_before.system;
     result.voluntary_switches = usage.voluntary - usage_before.voluntary;
     result.involuntary_switches = usage.involuntary - usage_before.involuntary;
     result.server_cpu = process_cpu_seconds(cluster.server(0).pid()) - server_before;
@@ -282,6 +283,8 @@ int throughput(const Options& options) {
              {"load_before", load_before},
              {"load_after", load_average()},
              {"lab_cpu_us_per_command", std::round(pair.lab_cpu / commands * 1e7) / 10},
+             {"lab_kernel_cpu_us_per_command",
+              std::round(pair.lab_system_cpu / commands * 1e7) / 10},
              {"server_cpu_us_per_command", std::round(pair.server_cpu / commands * 1e7) / 10},
              {"lab_cpu_cores", std::round(pair.lab_cpu / pair.seconds * 100) / 100},
              {"server_cpu_cores", std::round(pair.server_cpu / pair.seconds * 100) / 100},

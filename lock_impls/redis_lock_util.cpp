@@ -1,23 +1,29 @@
 #include "redis_lock_util.h"
 
-#include <cstdio>
-
 #include "compare_and_pexpire_text.h"
 
 namespace locklab {
 
 std::string random_owner(std::mt19937_64& rng) {
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
-                static_cast<unsigned long long>(rng()));
-  return buf;
+  static constexpr char kHex[] = "0123456789abcdef";
+  // Two 64-bit draws in hex, zero-padded, the first draw last (as the
+  // owners of earlier versions were, so a seed still makes the same run).
+  std::string owner(32, '0');
+  for (int half = 1; half >= 0; --half)
+    for (uint64_t bits = rng(), i = 0; i < 16; ++i, bits >>= 4)
+      owner[size_t(half * 16 + 15 - i)] = kHex[bits & 0xf];
+  return owner;
 }
 
 std::vector<std::string> eval_command(std::string_view script, const std::vector<std::string>& keys,
                                       const std::vector<std::string>& args) {
   // Plain EVAL: the scripts are a few hundred bytes, and Redis caches the
   // compiled script by its hash, so EVALSHA would save little and add a path.
-  std::vector<std::string> argv = {"EVAL", std::string(script), std::to_string(keys.size())};
+  std::vector<std::string> argv;
+  argv.reserve(3 + keys.size() + args.size());
+  argv.emplace_back("EVAL");
+  argv.emplace_back(script);
+  argv.push_back(std::to_string(keys.size()));
   argv.insert(argv.end(), keys.begin(), keys.end());
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;

@@ -13,11 +13,13 @@
 //     tries again, and then waits for that message, at most the TTL the
 //     failed attempt returned.
 //
-// The watchdog runs on a thread owned by this object, with its own connection
-// and the client's clock: a stop-the-world pause of the client (its clock and
-// connections pass its PauseGate) freezes the watchdog too. Destroying the
-// object stops the watchdog (a crashed client's lock then expires after one
-// lease); while the client's PauseGate is closed, destruction waits for it.
+// The watchdog runs beside the client from its first acquire on (a
+// BackgroundTask: a fiber beside the client's, or a thread), owned by this
+// object, with its own connection and the client's clock: a stop-the-world
+// pause of the client (its clock and connections pass its PauseGate)
+// freezes the watchdog too. Destroying the object stops the watchdog (a
+// crashed client's lock then expires after one lease); while the client's
+// PauseGate is closed, destruction waits for it.
 //
 // Known weaknesses (docs/FAILURE-STORIES.md, stories 10, 11): a pause longer than the lease
 // freezes renewal with the client, the lease expires, another client acquires,
@@ -41,11 +43,11 @@
 #include "redisson_hash.h"
 
 #include <algorithm>
-#include <condition_variable>
+#include <boost/fiber/condition_variable.hpp>
 #include <map>
 #include <mutex>
-#include <thread>
 
+#include "fibers.h"
 #include "redis_lock_util.h"
 #include "redisson_lock_text.h"
 #include "redisson_renew_text.h"
@@ -73,9 +75,15 @@ std::string push_kind(const Reply& reply) {
 class RedissonHash final : public Lock {
  public:
   explicit RedissonHash(const LockContext& context)
-      : context_(context),
-        redis_(context.connect(0)),
-        watchdog_([this](std::stop_token stop) { watch(stop); }) {}
+      : context_(context), redis_(context.connect(0)) {}
+
+  ~RedissonHash() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    work_.notify_all();
+  }
 
   AcquireResult acquire(const std::string& name, milliseconds ttl, milliseconds wait) override {
     Clock& clock = *context_.clock;
@@ -188,19 +196,23 @@ class RedissonHash final : public Lock {
 
   std::string this_thread_field() {
     std::lock_guard lock(mu_);
-    auto [it, added] =
-        thread_numbers_.try_emplace(std::this_thread::get_id(), thread_numbers_.size() + 1);
+    auto [it, added] = thread_numbers_.try_emplace(current_task_id(), thread_numbers_.size() + 1);
     return context_.client_id + ":" + std::to_string(it->second);
   }
 
   void start_renewing(const std::string& name, const std::string& field, milliseconds lease_time,
                       int64_t acquired_ns) {
-    std::lock_guard lock(mu_);
-    holdings_[name] = Holding{.field = field,
-                              .lease_time = lease_time,
-                              .next_renewal_ns = acquired_ns + nanoseconds_of(lease_time) / 3,
-                              .generation = ++generations_};
+    {
+      std::lock_guard lock(mu_);
+      holdings_[name] = Holding{.field = field,
+                                .lease_time = lease_time,
+                                .next_renewal_ns = acquired_ns + nanoseconds_of(lease_time) / 3,
+                                .generation = ++generations_};
+    }
     work_.notify_one();
+    // Started by the first acquire, as Redisson schedules its renewal task:
+    // so it runs beside the client's fiber (or thread), not the creator's.
+    if (!watchdog_) watchdog_.emplace([this] { watch(); });
   }
 
   void forget(const std::string& name) {
@@ -249,14 +261,14 @@ class RedissonHash final : public Lock {
     unlocks.reset();
   }
 
-  // The watchdog thread: renews every held lock every lease/3 until it is
-  // released or a renewal fails.
-  void watch(std::stop_token stop) {
+  // The watchdog: renews every held lock every lease/3 until it is released
+  // or a renewal fails.
+  void watch() {
     std::unique_ptr<Connection> redis = context_.connect(0);
     Clock& clock = *context_.clock;
-    while (!stop.stop_requested()) {
-      std::optional<Renewal> next = next_renewal(stop);
-      if (!next) continue;
+    for (;;) {
+      std::optional<Renewal> next = next_renewal();
+      if (!next) return;
       const int64_t now = clock.now_ns();
       if (now < next->due_ns) {
         clock.sleep_for(std::min(std::chrono::nanoseconds(next->due_ns - now),
@@ -277,13 +289,14 @@ class RedissonHash final : public Lock {
 
   // The earliest renewal due; blocks while there is nothing to renew.
   // nullopt when the watchdog is asked to stop.
-  std::optional<Renewal> next_renewal(std::stop_token stop) {
+  std::optional<Renewal> next_renewal() {
     std::unique_lock lock(mu_);
     auto renewing = [&] {
       return std::any_of(holdings_.begin(), holdings_.end(),
                          [](const auto& entry) { return entry.second.renewing; });
     };
-    if (!work_.wait(lock, stop, renewing)) return std::nullopt;
+    work_.wait(lock, [&] { return stopping_ || renewing(); });
+    if (stopping_) return std::nullopt;
     std::optional<Renewal> earliest;
     for (const auto& [name, holding] : holdings_) {
       if (!holding.renewing) continue;
@@ -308,12 +321,16 @@ class RedissonHash final : public Lock {
 
   LockContext context_;
   std::unique_ptr<Connection> redis_;  // the client thread's connection
-  std::mutex mu_;                      // guards everything below it
-  std::condition_variable_any work_;   // a lock to renew was added
+  // Guards everything below it; never held across a wait but work_'s,
+  // which releases it (a fiber must not hold a thread's mutex while it waits).
+  std::mutex mu_;
+  boost::fibers::condition_variable_any work_;  // a lock to renew was added, or stop
+  bool stopping_ = false;
   std::map<std::string, Holding> holdings_;
   uint64_t generations_ = 0;
-  std::map<std::thread::id, size_t> thread_numbers_;
-  std::jthread watchdog_;  // last: stopped and joined before the members it uses go away
+  std::map<std::uintptr_t, size_t> thread_numbers_;  // by current_task_id()
+  // Last: joined before the members it uses go away.
+  std::optional<BackgroundTask> watchdog_;
 };
 
 }  // namespace

@@ -2,7 +2,8 @@
 
 #include <chrono>
 #include <stdexcept>
-#include <thread>
+
+#include "fibers.h"
 
 namespace locklab {
 namespace {
@@ -39,8 +40,7 @@ int64_t SkewableClock::now_ns() {
 void SkewableClock::sleep_for(std::chrono::nanoseconds d) {
   if (gate_) gate_->pass();
   double r = rate();
-  if (d.count() > 0)
-    std::this_thread::sleep_for(std::chrono::nanoseconds(int64_t(double(d.count()) / r)));
+  if (d.count() > 0) locklab::sleep_for(std::chrono::nanoseconds(int64_t(double(d.count()) / r)));
   if (gate_) gate_->pass();
 }
 
@@ -64,6 +64,7 @@ double SkewableClock::rate() {
 }
 
 void PauseGate::pass() {
+  if (closed_ == 0) return;
   std::unique_lock lock(mu_);
   opened_.wait(lock, [&] { return closed_ == 0; });
 }

@@ -1,11 +1,13 @@
-// A stop-the-world switch for one client: while closed, every thread of the
-// client that reaches a step boundary (a Redis command, a clock reading, a
-// sleep) blocks until it opens again.
+// A stop-the-world switch for one client: while closed, every fiber or
+// thread of the client that reaches a step boundary (a Redis command, a clock
+// reading, a sleep) blocks until it opens again. A fiber blocks alone: the
+// other clients on its thread go on (fibers.h).
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/mutex.hpp>
 #include <functional>
-#include <mutex>
 #include <vector>
 
 namespace locklab {
@@ -26,9 +28,11 @@ class PauseGate {
   void on_change(std::function<void(bool closed)> listener);
 
  private:
-  std::mutex mu_;
-  std::condition_variable opened_;
-  int closed_ = 0;
+  boost::fibers::mutex mu_;
+  boost::fibers::condition_variable opened_;
+  // Changed under mu_; read without it by pass() while open, the case on
+  // every step of every client.
+  std::atomic<int> closed_ = 0;
   std::vector<std::function<void(bool)>> listeners_;
 };
 

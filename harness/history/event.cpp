@@ -1,5 +1,6 @@
 #include "event.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace locklab::history {
@@ -76,6 +77,37 @@ void append_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
+// A value as nlohmann::json dumps it. The flat objects of integers, strings
+// and booleans that every operation records are written here without a
+// string of their own; anything else is left to dump().
+void append_value(std::string& out, const nlohmann::json& value) {
+  const bool flat = value.is_object() && std::all_of(value.begin(), value.end(), [](const auto& v) {
+                      return v.is_number_integer() || v.is_string() || v.is_boolean();
+                    });
+  if (!flat) {
+    out += value.dump();
+    return;
+  }
+  out += '{';
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (it != value.begin()) out += ',';
+    append_string(out, it.key());
+    out += ':';
+    const nlohmann::json& v = it.value();
+    if (v.is_string()) {
+      append_string(out, v.get_ref<const std::string&>());
+    } else if (v.is_boolean()) {
+      out += v.get<bool>() ? "true" : "false";
+    } else if (v.is_number_unsigned()) {
+      char buffer[24];
+      out.append(buffer, std::to_chars(buffer, buffer + sizeof buffer, v.get<uint64_t>()).ptr);
+    } else {
+      append_integer(out, v.get<int64_t>());
+    }
+  }
+  out += '}';
+}
+
 void append_field(std::string& out, std::string_view key) {
   out += ",\"";
   out += key;
@@ -104,7 +136,7 @@ void append_json(std::string& out, const Event& e) {
   if (e.owner) append_field(out, "owner"), append_string(out, *e.owner);
   if (e.token) append_field(out, "token"), append_integer(out, *e.token);
   // nlohmann::json keeps object keys sorted, as ordered_json receives them.
-  if (!e.value.is_null()) append_field(out, "value"), out += e.value.dump();
+  if (!e.value.is_null()) append_field(out, "value"), append_value(out, e.value);
   if (e.client_time_ns) append_field(out, "client_time_ns"), append_integer(out, *e.client_time_ns);
   if (e.node) append_field(out, "node"), append_string(out, *e.node);
   if (e.error) append_field(out, "error"), append_string(out, *e.error);

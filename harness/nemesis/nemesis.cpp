@@ -4,6 +4,7 @@
 
 #include "clock.h"
 #include "fault_proxy.h"
+#include "fibers.h"
 #include "lock.h"  // ClientCrashed
 #include "pause_gate.h"
 #include "redis_server.h"
@@ -363,6 +364,15 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
 }
 
 void Nemesis::on_step(const std::string& client, std::string_view step) {
+  // Every client calls this at every step: the common case, a step no fault
+  // waits for, must not queue all of them on one mutex.
+  if (!schedule_.watches(client, step)) return;
+  // Applying a fault may block for a while (a program to run, a server to
+  // stop, the pause of this very client): on a fiber, only this client waits.
+  run_blocking([&] { apply_step(client, step); });
+}
+
+void Nemesis::apply_step(const std::string& client, std::string_view step) {
   std::vector<size_t> fired;
   {
     std::lock_guard l(mu_);

@@ -71,6 +71,8 @@ class Nemesis {
   void schedule_at(int64_t at_ns, Action action);
   void timer_loop();
   void apply(size_t index, const std::string& trigger_client);
+  // What on_step does once `step` is one the schedule watches.
+  void apply_step(const std::string& client, std::string_view step);
   // Records fault `index`'s start or end: the fault as the scenario gave it,
   // its index, and `extra` (targets, nodes, what became of it).
   void record(size_t index, const char* phase, nlohmann::json extra = {});

@@ -6,7 +6,15 @@ namespace locklab {
 
 Schedule::Schedule(std::vector<Fault> faults, std::string_view algorithm)
     : faults_(std::move(faults)) {
-  for (const Fault& f : faults_) applies_.push_back(f.applies_to(algorithm));
+  for (const Fault& f : faults_) {
+    applies_.push_back(f.applies_to(algorithm));
+    if (applies_.back() && f.when) watched_.emplace_back(f.when->client, f.when->step);
+  }
+}
+
+bool Schedule::watches(std::string_view client, std::string_view step) const {
+  return std::any_of(watched_.begin(), watched_.end(),
+                     [&](const auto& w) { return w.first == client && w.second == step; });
 }
 
 std::vector<std::pair<int64_t, size_t>> Schedule::timed() const {

@@ -41,9 +41,15 @@ class Schedule {
   // How often `client` has reached `step` so far.
   int step_count(const std::string& client, std::string_view step) const;
 
+  // Whether an applicable fault is triggered by `client` reaching `step`.
+  // Arrivals anywhere else can never fire one, so a caller may skip them;
+  // reads only what the constructor set, so any thread may ask at any time.
+  bool watches(std::string_view client, std::string_view step) const;
+
  private:
   std::vector<Fault> faults_;
   std::vector<bool> applies_;
+  std::vector<std::pair<std::string, std::string>> watched_;  // (client, step)
   std::map<std::pair<std::string, std::string>, int, std::less<>> step_counts_;
 };
 

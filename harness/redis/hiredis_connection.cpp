@@ -1,24 +1,20 @@
 #include "hiredis_connection.h"
 
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 namespace locklab {
 namespace {
-
-timeval to_timeval(std::chrono::milliseconds ms) {
-  timeval tv;
-  tv.tv_sec = ms.count() / 1000;
-  tv.tv_usec = (ms.count() % 1000) * 1000;
-  return tv;
-}
 
 // True when the server closed `fd` (or it failed) and nothing is left to
 // read from it: a command sent on it now would be lost.
@@ -63,13 +59,38 @@ Reply convert(const redisReply* r) {
   return out;
 }
 
-std::string command_text(const std::vector<std::string>& argv) {
-  std::string text;
+// `argv` as a RESP array of bulk strings, appended to `out`.
+void append_resp_array(std::string& out, const std::vector<std::string>& argv) {
+  char digits[24];
+  auto append_header = [&](char kind, size_t n) {
+    out += kind;
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
+    out += "\r\n";
+  };
+  append_header('*', argv.size());
+  for (const auto& arg : argv) {
+    append_header('$', arg.size());
+    out += arg;
+    out += "\r\n";
+  }
+}
+
+// `argv` shortened for a message, into `text` (whose buffer is reused).
+void describe_command(const std::vector<std::string>& argv, std::string& text) {
+  text.clear();
   for (size_t i = 0; i < argv.size() && i < 3; ++i) {
     if (i) text += ' ';
-    text += argv[i].size() > 40 ? argv[i].substr(0, 40) + "…" : argv[i];
+    if (argv[i].size() > 40)
+      text.append(argv[i], 0, 40) += "…";
+    else
+      text += argv[i];
   }
   if (argv.size() > 3) text += " …";
+}
+
+std::string command_text(const std::vector<std::string>& argv) {
+  std::string text;
+  describe_command(argv, text);
   return text;
 }
 
@@ -128,9 +149,10 @@ HiredisConnection::~HiredisConnection() {
 }
 
 void HiredisConnection::disconnect() {
+  waiter_.reset();  // it leaves the fiber thread's epoll before the socket closes
   if (context_) redisFree(context_);
   context_ = nullptr;
-  pending_.clear();
+  first_pending_ = pending_end_ = 0;
 }
 
 std::string HiredisConnection::describe() const {
@@ -149,50 +171,72 @@ void HiredisConnection::connect() {
   } catch (const std::exception& e) {
     throw RedisError(std::string("cannot find the server: ") + e.what(), false);
   }
-  context_ = redisConnectWithTimeout(current_.host.c_str(), current_.port,
-                                     to_timeval(options_.connect_timeout));
+  // A non-blocking socket throughout: on a fiber every wait below suspends
+  // only the calling client (fibers.h).
+  context_ = redisConnectNonBlock(current_.host.c_str(), current_.port);
   if (!context_) fail("cannot connect: out of memory", false);
   if (context_->err) fail(std::string("cannot connect: ") + context_->errstr, false);
-  timeval tv = to_timeval(options_.command_timeout);
-  if (redisSetTimeout(context_, tv) != REDIS_OK) fail("cannot set the command timeout", false);
+  // Programs the lab starts later (a restarted server) must not inherit it.
+  ::fcntl(context_->fd, F_SETFD, FD_CLOEXEC);
+  waiter_.emplace(context_->fd);
+  const auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
+  if (!waiter_->wait(POLLOUT, deadline))
+    fail("cannot connect: timed out after " + std::to_string(options_.connect_timeout.count()) +
+             " ms",
+         false);
+  int error = 0;
+  socklen_t length = sizeof error;
+  if (::getsockopt(context_->fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
+  if (error != 0) fail(std::string("cannot connect: ") + std::strerror(error), false);
   if (options_.password.empty()) return;
   std::vector<std::string> argv{"AUTH"};
   if (!options_.username.empty()) argv.push_back(options_.username);
   argv.push_back(options_.password);
-  std::vector<const char*> args;
-  std::vector<size_t> lens;
-  for (const auto& a : argv) args.push_back(a.data()), lens.push_back(a.size());
-  auto* reply = static_cast<redisReply*>(
-      redisCommandArgv(context_, int(args.size()), args.data(), lens.data()));
-  if (!reply) fail(std::string("AUTH: ") + context_->errstr, false);
-  const bool refused = reply->type == REDIS_REPLY_ERROR;
-  const std::string text = refused ? std::string(reply->str, reply->len) : std::string();
-  freeReplyObject(reply);
-  if (refused) fail("AUTH refused: " + text, false);
+  Reply reply;
+  try {
+    write_command(argv);
+    reply = receive();
+  } catch (const RedisError& e) {
+    // No command of the caller's was sent yet.
+    throw RedisError(e.what(), false);
+  }
+  if (reply.is_error()) fail("AUTH refused: " + reply.str, false);
 }
 
 void HiredisConnection::send(const std::vector<std::string>& argv) {
   // Like redis-py's pool and Redisson's channels, replace a connection the
   // server closed while it sat idle (a restart, a failover) before using it.
-  if (context_ && pending_.empty() && closed_by_peer(context_->fd)) disconnect();
+  if (context_ && first_pending_ == pending_end_ && closed_by_peer(context_->fd)) disconnect();
   if (!context_) connect();
-  std::vector<const char*> args;
-  std::vector<size_t> lens;
-  for (const auto& a : argv) {
-    args.push_back(a.data());
-    lens.push_back(a.size());
+  write_command(argv);
+}
+
+void HiredisConnection::write_command(const std::vector<std::string>& argv) {
+  // RESP by hand into a reused buffer: hiredis' own formatting
+  // (redisAppendCommandArgv) costs more user time than the rest of a command.
+  request_.clear();
+  append_resp_array(request_, argv);
+  const bool in_flight = first_pending_ != pending_end_;
+  const auto deadline = std::chrono::steady_clock::now() + options_.command_timeout;
+  for (size_t sent = 0; sent < request_.size();) {
+    const ssize_t n =
+        ::send(context_->fd, request_.data() + sent, request_.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += size_t(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      waiter_->drained(POLLOUT);
+      if (waiter_->wait(POLLOUT, deadline)) continue;
+      fail(command_text(argv) + ": cannot send: timed out after " +
+               std::to_string(options_.command_timeout.count()) + " ms",
+           in_flight || sent > 0);
+    }
+    fail(command_text(argv) + ": cannot send: " + std::strerror(errno), in_flight || sent > 0);
   }
-  if (redisAppendCommandArgv(context_, int(args.size()), args.data(), lens.data()) != REDIS_OK)
-    fail(command_text(argv) + ": " + context_->errstr, false);
-  int done = 0;
-  bool wrote_any = false;
-  while (!done) {
-    if (redisBufferWrite(context_, &done) != REDIS_OK)
-      fail(command_text(argv) + ": cannot send: " + context_->errstr,
-           wrote_any || !pending_.empty());
-    wrote_any = true;
-  }
-  pending_.push_back(command_text(argv));
+  if (pending_end_ == pending_.size()) pending_.emplace_back();
+  describe_command(argv, pending_[pending_end_++]);
 }
 
 Reply HiredisConnection::receive() {
@@ -201,28 +245,34 @@ Reply HiredisConnection::receive() {
 
 Reply HiredisConnection::receive_within(std::chrono::milliseconds timeout) {
   using std::chrono::steady_clock;
-  if (!context_ || pending_.empty())
+  if (!context_ || first_pending_ == pending_end_)
     throw RedisError(describe() + ": receive() without a command in flight", false);
-  const std::string what = pending_.front();
+  const std::string& what = pending_[first_pending_];
   const steady_clock::time_point deadline = steady_clock::now() + timeout;
   void* raw = nullptr;
-  // hiredis' blocking read waits its socket timeout per read(2); polling for
-  // the time left keeps the whole reply within `timeout`, and a reply already
-  // buffered (by hiredis or the kernel) is taken even when no time is left.
   for (;;) {
     if (redisGetReplyFromReader(context_, &raw) != REDIS_OK)
       fail(what + ": " + context_->errstr, true);
     if (raw) break;
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - steady_clock::now());
-    pollfd p{context_->fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, int(std::max<int64_t>(0, left.count())));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) fail(what + ": poll: " + std::strerror(errno), true);
-    if (ready == 0)
+    // Read even once the time is up: a reply already in the socket's buffer
+    // is taken, however little time was left.
+    const bool may_be_ready = waiter_->wait(POLLIN, deadline);
+    char buffer[16 * 1024];
+    const ssize_t n = ::read(context_->fd, buffer, sizeof buffer);
+    if (n > 0) {
+      if (size_t(n) < sizeof buffer) waiter_->drained(POLLIN);  // else more may be waiting
+      if (redisReaderFeed(context_->reader, buffer, size_t(n)) != REDIS_OK)
+        fail(what + ": " + context_->reader->errstr, true);
+      continue;
+    }
+    if (n == 0) fail(what + ": the server closed the connection", true);
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) fail(what + ": " + std::strerror(errno), true);
+    waiter_->drained(POLLIN);
+    if (!may_be_ready)
       fail(what + ": timed out after " + std::to_string(timeout.count()) + " ms", true);
-    if (redisBufferRead(context_) != REDIS_OK) fail(what + ": " + context_->errstr, true);
   }
-  pending_.erase(pending_.begin());
+  if (++first_pending_ == pending_end_) first_pending_ = pending_end_ = 0;
   auto* reply = static_cast<redisReply*>(raw);
   Reply out = convert(reply);
   freeReplyObject(reply);

@@ -1,12 +1,17 @@
-// A Connection over hiredis (blocking API, RESP2). A timed-out hiredis context
-// is unusable, so any I/O error or timeout drops the context and the next
-// command reconnects; so does a command sent after the server closed an idle
+// A Connection over a non-blocking socket, hiredis connecting it and parsing
+// its replies (RESP2). Every wait goes through a SocketWaiter, so on a fiber
+// (fibers.h) a client waiting for its reply lets the others on its thread
+// go on. After a timeout the connection's replies no longer pair with its
+// commands, so any I/O error or timeout drops it and the next command
+// reconnects; so does a command sent after the server closed an idle
 // connection (it is not lost on the dead one).
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "connection.h"
+#include "fibers.h"
 
 struct redisContext;
 
@@ -30,13 +35,22 @@ class HiredisConnection final : public Connection {
 
  private:
   void connect();
+  // Writes `argv` and records it as waiting for its reply.
+  void write_command(const std::vector<std::string>& argv);
   [[noreturn]] void fail(const std::string& what, bool maybe_executed);
 
   std::function<Endpoint()> resolve_;
   ConnectionOptions options_;
   Endpoint current_;
-  redisContext* context_ = nullptr;   // owned; freed by disconnect()
-  std::vector<std::string> pending_;  // commands sent, replies not yet received (for messages)
+  redisContext* context_ = nullptr;     // owned; freed by disconnect()
+  std::optional<SocketWaiter> waiter_;  // for context_'s socket
+  // The commands sent whose replies are not yet received, oldest first, as
+  // messages name them: pending_[first_pending_, pending_end_). The slots'
+  // strings and the request buffer are reused, so a command allocates
+  // nothing here (they are on the path of every command the lab sends).
+  std::vector<std::string> pending_;
+  size_t first_pending_ = 0, pending_end_ = 0;
+  std::string request_;  // the command being sent, in RESP
 };
 
 }  // namespace locklab

@@ -75,6 +75,15 @@ RC_GTEST_PROP(EventJson, AppendJsonWritesWhatToJsonDumpsForAnyEvent, ()) {
   if (*rc::gen::arbitrary<bool>())
     e.value = {{*rc::gen::arbitrary<std::string>(), *rc::gen::arbitrary<int64_t>()},
                {"ttl_ms", *rc::gen::arbitrary<int>()}};
+  // The shapes the recorder writes itself (flat objects of integers, strings
+  // and booleans) and one it leaves to nlohmann (a nested value).
+  if (*rc::gen::arbitrary<bool>()) {
+    e.value = nlohmann::json::object();
+    e.value[*rc::gen::arbitrary<std::string>()] = *rc::gen::arbitrary<std::string>();
+    e.value[*rc::gen::arbitrary<std::string>()] = *rc::gen::arbitrary<bool>();
+    e.value[*rc::gen::arbitrary<std::string>()] = *rc::gen::arbitrary<uint64_t>();
+    if (*rc::gen::arbitrary<bool>()) e.value["nested"] = {1, "two"};
+  }
   RC_ASSERT(fast(e) == slow(e));
 }
 

@@ -1,0 +1,91 @@
+// Many clients on one thread. A run's clients are fibers (Boost.Fiber) on a
+// thread of their own, and each is suspended wherever a thread would block:
+// waiting for a reply, sleeping, at its pause gate. When every client waits,
+// the thread waits in one epoll_wait for all their sockets, timers and
+// wake-ups from other threads, so one wake-up brings many replies where a
+// thread per client took a context switch for each.
+//
+// The waits below work on such a fiber and on any other thread alike, so the
+// code above them (connections, clocks, lock implementations) is written as
+// if it blocked a thread of its own. The one rule on a fiber: never block
+// the thread itself (a plain mutex held across a wait, a blocking system
+// call that can take long); run_blocking() is for work that must.
+#pragma once
+
+#include <poll.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace locklab {
+
+// Runs each task as a fiber of a new thread and returns once every task has
+// returned. When tasks throw, the first exception is rethrown then.
+void run_fibers(std::vector<std::function<void()>> tasks);
+
+// True on a fiber of run_fibers (or a BackgroundTask started from one).
+bool on_fiber();
+
+// Blocks the calling fiber (or, off run_fibers, the thread) for `d`.
+void sleep_for(std::chrono::nanoseconds d);
+
+// Runs `work`, which may block its thread for a while (a fault applied by
+// running a program, a pause of the caller): on a fiber, on a thread of its
+// own while only the calling fiber waits for it; elsewhere right here.
+// Whatever `work` throws is rethrown here.
+void run_blocking(const std::function<void()>& work);
+
+// An id of the calling fiber, or of the thread off run_fibers: what a lock
+// that names its holder's thread (Redisson) takes for one.
+std::uintptr_t current_task_id();
+
+// Work that runs beside its owner (a lock's watchdog): a fiber of the same
+// thread when started on a fiber, a thread of its own otherwise. The
+// destructor waits for `body` to return; tell it to stop first.
+class BackgroundTask {
+ public:
+  explicit BackgroundTask(std::function<void()> body);
+  ~BackgroundTask();
+  BackgroundTask(const BackgroundTask&) = delete;
+  BackgroundTask& operator=(const BackgroundTask&) = delete;
+
+ private:
+  struct Runner;
+  std::unique_ptr<Runner> runner_;
+};
+
+// Waits for one socket to become readable or writable. On a fiber the socket
+// is registered once with its thread's epoll, edge-triggered, and what the
+// thread learns of it is kept until the caller says it has used it up
+// (drained()); elsewhere every wait is a poll(2). Use it, and destroy it,
+// on the fiber or thread that created it; destroy it before closing the
+// socket.
+class SocketWaiter {
+ public:
+  explicit SocketWaiter(int fd);
+  ~SocketWaiter();
+  SocketWaiter(const SocketWaiter&) = delete;
+  SocketWaiter& operator=(const SocketWaiter&) = delete;
+
+  // Waits until the socket may be ready for `events` (POLLIN or POLLOUT) or
+  // has failed or been closed, or until `deadline`. True when it may be
+  // ready (the caller finds out by reading or writing), false at the
+  // deadline.
+  bool wait(short events, std::chrono::steady_clock::time_point deadline);
+
+  // The caller read (or wrote) until the socket had nothing more (or no
+  // room): the next wait for `events` waits for news.
+  void drained(short events);
+
+  // What a fiber's thread knows of the socket (fibers.cpp).
+  struct Registration;
+
+ private:
+  int fd_;
+  std::unique_ptr<Registration> registration_;  // on a fiber only
+};
+
+}  // namespace locklab
