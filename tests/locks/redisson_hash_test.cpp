@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "both_drivers.h"
 #include "lock_test_support.h"
 
 namespace locklab::testing {
@@ -17,7 +18,7 @@ bool eventually(Condition condition, std::chrono::milliseconds timeout) {
   auto deadline = Steady::now() + timeout;
   while (Steady::now() < deadline) {
     if (condition()) return true;
-    std::this_thread::sleep_for(10ms);
+    sleep_for(10ms);  // on a fiber, the others (a watchdog) run meanwhile
   }
   return condition();
 }
@@ -67,22 +68,28 @@ TEST_F(RedissonHash, ReentersCountsAndReleasesOnlyAtZero) {
   EXPECT_EQ(c2.lock().acquire("L", 5000ms, 0ms).outcome, Outcome::Done);
 }
 
+// On a fiber the watchdog is a fiber beside its client's: it renews only
+// while the client waits (here, sleeps) and lets it run.
 TEST_F(RedissonHash, WatchdogKeepsTheLockPastItsTtlAndStopsAfterRelease) {
-  AcquireResult acquired = c1.lock().acquire("L", 300ms, 0ms);
-  ASSERT_EQ(acquired.outcome, Outcome::Done) << acquired.error;
-  std::this_thread::sleep_for(1000ms);
-  EXPECT_TRUE(exists()) << "three TTLs later the watchdog has kept it";
-  EXPECT_GT(redis_command(server, {"PTTL", "L"}).integer, 0);
-  EXPECT_EQ(c2.lock().acquire("L", 300ms, 0ms).outcome, Outcome::Refused);
-  EXPECT_FALSE(c1.lock().renewal_failed("L"));
+  on_a_thread_and_on_a_fiber([&] {
+    TestClient holder{"redisson-hash", "c1", endpoints};
+    TestClient other{"redisson-hash", "c2", endpoints};
+    AcquireResult acquired = holder.lock().acquire("L", 300ms, 0ms);
+    ASSERT_EQ(acquired.outcome, Outcome::Done) << acquired.error;
+    sleep_for(1000ms);
+    EXPECT_TRUE(exists()) << "three TTLs later the watchdog has kept it";
+    EXPECT_GT(redis_command(server, {"PTTL", "L"}).integer, 0);
+    EXPECT_EQ(other.lock().acquire("L", 300ms, 0ms).outcome, Outcome::Refused);
+    EXPECT_FALSE(holder.lock().renewal_failed("L"));
 
-  ASSERT_EQ(c1.lock().release("L", *acquired.lease).outcome, Outcome::Done);
-  EXPECT_FALSE(exists());
-  // Put our field back by hand: a watchdog still running would renew it.
-  redis_command(server, {"HSET", "L", acquired.lease->owner, "1"});
-  redis_command(server, {"PEXPIRE", "L", "300"});
-  std::this_thread::sleep_for(700ms);
-  EXPECT_FALSE(exists()) << "the watchdog renewed a lock that was released";
+    ASSERT_EQ(holder.lock().release("L", *acquired.lease).outcome, Outcome::Done);
+    EXPECT_FALSE(exists());
+    // Put our field back by hand: a watchdog still running would renew it.
+    redis_command(server, {"HSET", "L", acquired.lease->owner, "1"});
+    redis_command(server, {"PEXPIRE", "L", "300"});
+    sleep_for(700ms);
+    EXPECT_FALSE(exists()) << "the watchdog renewed a lock that was released";
+  });
 }
 
 TEST_F(RedissonHash, WaiterWakesOnTheUnlockMessageNotAfterTheTtl) {
@@ -110,21 +117,27 @@ TEST_F(RedissonHash, WaiterWakesOnTheUnlockMessageNotAfterTheTtl) {
 
 // Story 10: the watchdog is frozen with its client; the lease expires.
 TEST_F(RedissonHash, PausedClientLosesTheLockWhileBelievingItHoldsIt) {
-  AcquireResult first = c1.lock().acquire("L", 400ms, 0ms);
-  ASSERT_EQ(first.outcome, Outcome::Done) << first.error;
-  c1.gate.close();
-  auto paused_at = Steady::now();
-  AcquireResult second = c2.lock().acquire("L", 5000ms, 3000ms);
-  const long long taken_after = elapsed_ms(paused_at);
-  ASSERT_EQ(second.outcome, Outcome::Done) << second.error;
-  EXPECT_GE(taken_after, 300) << "c2 waited for c1's lease to run out";
-  EXPECT_TRUE(c1.gate.is_closed());
-  c1.gate.open();
+  on_a_thread_and_on_a_fiber([&] {
+    redis_command(server, {"DEL", "L"});
+    TestClient paused{"redisson-hash", "c1", endpoints};
+    TestClient other{"redisson-hash", "c2", endpoints};
+    AcquireResult first = paused.lock().acquire("L", 400ms, 0ms);
+    ASSERT_EQ(first.outcome, Outcome::Done) << first.error;
+    paused.gate.close();
+    auto paused_at = Steady::now();
+    AcquireResult second = other.lock().acquire("L", 5000ms, 3000ms);
+    const long long taken_after = elapsed_ms(paused_at);
+    ASSERT_EQ(second.outcome, Outcome::Done) << second.error;
+    EXPECT_GE(taken_after, 300) << "c2 waited for c1's lease to run out";
+    EXPECT_TRUE(paused.gate.is_closed());
+    paused.gate.open();
 
-  // c1 was told nothing: only its watchdog, once it runs again, finds out.
-  EXPECT_TRUE(eventually([&] { return c1.lock().renewal_failed("L"); }, 2000ms));
-  EXPECT_EQ(c1.lock().release("L", *first.lease).outcome, Outcome::Refused);
-  EXPECT_EQ(count_of(second.lease->owner), "1") << "c2 still holds it";
+    // c1 was told nothing: only its watchdog, once it runs again, finds out.
+    EXPECT_TRUE(eventually([&] { return paused.lock().renewal_failed("L"); }, 2000ms));
+    EXPECT_EQ(paused.lock().release("L", *first.lease).outcome, Outcome::Refused);
+    EXPECT_EQ(count_of(second.lease->owner), "1") << "c2 still holds it";
+    ASSERT_EQ(other.lock().release("L", *second.lease).outcome, Outcome::Done);
+  });
 }
 
 // Story 11's signal: a renewal that times out is reported until the next acquire.

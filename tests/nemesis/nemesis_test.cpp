@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <filesystem>
 #include <fstream>
+#include <thread>
 #include <sstream>
 
 #include "child_processes.h"
@@ -303,6 +306,56 @@ TEST(Nemesis, ARunWhoseFaultsAllFiredIsExercised) {
   EXPECT_NEAR(r.result["faults"][0]["ended_at_ms"].get<double>(), 150, 50);
   EXPECT_TRUE(r.result["exercised"].get<bool>());
   EXPECT_TRUE(r.result["expectation_met"].get<bool>());
+}
+
+// A run's clients are fibers of one thread (fibers.h): a pause must still
+// stop its client alone and completely, the others going on meanwhile.
+TEST(Nemesis, APausedClientStopsAloneWhileTheClientsBesideItGoOn) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 4, "duration_ms": 1500,
+      "workload": {"locks": ["L1", "L2", "L3", "L4"], "lock_per_client": true, "ttl_ms": 5000,
+                   "work_ms": 2, "think_ms": 2},
+      "faults": [{"kind": "pause", "when": {"client": "c1", "step": "acquired"},
+                  "duration_ms": 600}]})",
+                    "set-nx-px");
+  auto pause = r.events("nemesis", "pause", "info");
+  ASSERT_EQ(pause.size(), 2u);
+  const int64_t start = pause[0]["time_ns"], end = pause[1]["time_ns"];
+  for (const auto& e : r.history) {
+    const bool during = e["time_ns"] > start && e["time_ns"] < end;
+    if (e["process"] == "c1") {
+      EXPECT_FALSE(during) << "c1 recorded something while paused: " << e.dump();
+    }
+  }
+  for (const std::string other : {"c2", "c3", "c4"}) {
+    int acquired_during = 0;
+    for (const auto& e : r.events(other, "acquire", "ok"))
+      acquired_during += e["time_ns"] > start && e["time_ns"] < end;
+    EXPECT_GT(acquired_during, 10) << other << " stood still while c1 was paused";
+  }
+  EXPECT_FALSE(r.events("c1", "write", "ok").empty()) << "c1 went on after its pause";
+}
+
+// The clients of a built-in lock do not take a thread each.
+TEST(Nemesis, ARunsClientsShareOneThread) {
+  auto threads = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                         std::filesystem::directory_iterator());
+  };
+  const auto before = threads();
+  std::atomic<bool> done{false};
+  std::atomic<long> most{0};
+  std::thread watcher([&] {
+    while (!done) {
+      most = std::max<long>(most, threads());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  run(R"({"algorithms": ["set-nx-px"], "clients": 24, "duration_ms": 800,
+      "workload": {"locks": ["L"], "ttl_ms": 2000, "work_ms": 2}})",
+      "set-nx-px");
+  done = true;
+  watcher.join();
+  EXPECT_LT(most - before, 8) << "24 clients took " << most - before << " threads";
 }
 
 }  // namespace
