@@ -19,22 +19,26 @@
 //       kSteadySpread of their median is flagged unsteady.
 //   lock_bench recording [--clients N] [--seconds S] [--rounds R] [--json FILE]
 //       set-nx-px with the history recorded, and with nothing recorded,
-//       alternately; the overhead is 1 - recorded / not recorded
-//       (acquisitions per second, best round of each).
+//       R rounds of a pair taking turns; the overhead is the median round's
+//       1 - recorded / not recorded (acquisitions per second), with the
+//       least and largest.
 //   lock_bench memory --seconds S [--clients N] [--json FILE]
 //       One recorded run of set-nx-px: its events and the process's peak
 //       resident memory (run it in a fresh process per length).
 //
 // A benchmark, not a test: nothing here asserts on time. Every server is
 // started here on a free loopback port and stopped with its run.
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -69,6 +73,24 @@ struct Options {
 // their median measured the machine's neighbours as much as the lab: on a
 // quiet machine five pairs stay within it.
 constexpr double kSteadySpread = 0.15;
+
+// --pin: the lab (and whatever it starts, redis-benchmark too) on the last
+// CPU, node 0's redis-server on the first. Left to the scheduler, the
+// client and the server it wakes are often put on one CPU, the other idle,
+// and the rate of a run then depends on where they happened to land.
+bool pinned = false;
+
+void pin(pid_t pid, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(pid, sizeof set, &set) != 0)
+    throw std::runtime_error("cannot pin process " + std::to_string(pid) + " to CPU " +
+                             std::to_string(cpu) + ": " + std::strerror(errno));
+}
+void pin_to_first_cpu(pid_t pid) {
+  pin(pid, 0);
+}
 
 // The 1-minute load average, as /proc/loadavg says.
 double load_average() {
@@ -200,6 +222,7 @@ LoopResult run_loop(const std::string& algorithm, int clients, double seconds, b
   RunProbe probe;
   probe.record_history = record;
   probe.started = [&](Cluster& cluster) {
+    if (pinned) pin_to_first_cpu(cluster.server(0).pid());
     server_before = process_cpu_seconds(cluster.server(0).pid());
     usage_before = self_usage();
     started = std::chrono::steady_clock::now();
@@ -351,24 +374,37 @@ int throughput(const Options& options) {
 
 int recording(const Options& options) {
   const int clients = options.clients.empty() ? 32 : options.clients.front();
-  std::vector<double> recorded, bare;
-  for (int round = 0; round < options.rounds; ++round)
-    for (bool record : {true, false}) {
+  // Rounds of a pair, the two loops taking turns (which goes first
+  // alternates, so a drift of the machine favours neither): the overhead is
+  // the median round's 1 - recorded / not recorded.
+  std::vector<double> recorded, bare, overheads;
+  for (int round = 0; round < options.rounds; ++round) {
+    double rates[2] = {0, 0};  // [recorded, not recorded]
+    for (int turn = 0; turn < 2; ++turn) {
+      const bool record = (turn == 0) == (round % 2 == 0);
       LoopResult r = run_loop("set-nx-px", clients, options.seconds, record, false);
-      (record ? recorded : bare).push_back(double(r.acquisitions) / r.seconds);
-      std::printf("round %d %-13s %10.0f acquisitions/s\n", round + 1,
-                  record ? "recorded" : "not recorded", (record ? recorded : bare).back());
-      std::fflush(stdout);
+      rates[record ? 0 : 1] = double(r.acquisitions) / r.seconds;
     }
-  const double best_recorded = *std::max_element(recorded.begin(), recorded.end());
-  const double best_bare = *std::max_element(bare.begin(), bare.end());
-  const double overhead = 1 - best_recorded / best_bare;
-  std::printf("set-nx-px, %d clients: recorded %.0f/s, not recorded %.0f/s, overhead %.1f %%\n",
-              clients, best_recorded, best_bare, overhead * 100);
-  write_json(options, {{"recording_overhead", std::round(overhead * 1000) / 1000},
+    recorded.push_back(rates[0]);
+    bare.push_back(rates[1]);
+    overheads.push_back(1 - rates[0] / rates[1]);
+    std::printf("round %d: recorded %.0f, not recorded %.0f acquisitions/s: overhead %.1f %%\n",
+                round + 1, rates[0], rates[1], overheads.back() * 100);
+    std::fflush(stdout);
+  }
+  std::vector<double> sorted = overheads;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[(sorted.size() - 1) / 2];
+  std::printf(
+      "set-nx-px, %d clients: recording overhead %.1f %% (median of %zu rounds; %.1f to %.1f %%)\n",
+      clients, median * 100, sorted.size(), sorted.front() * 100, sorted.back() * 100);
+  write_json(options, {{"recording_overhead", std::round(median * 1000) / 1000},
                        {"recording",
                         {{"algorithm", "set-nx-px"},
                          {"clients", clients},
+                         {"rounds", sorted.size()},
+                         {"min_overhead", std::round(sorted.front() * 1000) / 1000},
+                         {"max_overhead", std::round(sorted.back() * 1000) / 1000},
                          {"recorded_acquisitions_per_s", recorded},
                          {"not_recorded_acquisitions_per_s", bare}}}});
   return 0;
@@ -425,6 +461,9 @@ int main(int argc, char** argv) {
       } else if (flag == "--pairs") {
         options.pairs = std::stoi(value);
         if (options.pairs < 1) throw std::invalid_argument("--pairs must be at least 1");
+      } else if (flag == "--pin") {
+        pinned = value == "on";
+        if (!pinned && value != "off") throw std::invalid_argument("--pin takes on or off");
       } else if (flag == "--json") {
         options.json_file = value;
       } else {
@@ -432,6 +471,11 @@ int main(int argc, char** argv) {
       }
     }
     if (!clients_given && command != "throughput") options.clients.clear();
+    if (pinned) {
+      const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+      if (cpus < 2) throw std::invalid_argument("--pin on needs two CPUs at least");
+      pin(0, int(cpus - 1));  // this thread: every thread and process started later inherits it
+    }
     if (command == "throughput") return throughput(options);
     if (command == "recording") return recording(options);
     if (command == "memory") return memory(options);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "clock.h"
+#include "spool.h"
 
 namespace locklab::history {
 
@@ -17,46 +18,9 @@ namespace {
 // memory bounded by one block per process.
 constexpr size_t kBlockBytes = 64 * 1024;
 
-// A spooled line is the history line without its leading `{"index":N,`: the
-// index is known only once every log is merged.
-constexpr std::string_view kIndexPrefix = "{\"index\":0,";
-constexpr std::string_view kTimePrefix = "\"time_ns\":";
-
 std::runtime_error write_error(const std::filesystem::path& path) {
   return std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
 }
-
-// One spool being read back, a line at a time.
-struct SpoolReader {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file{nullptr, &std::fclose};
-  std::filesystem::path path;
-  char* line = nullptr;  // getline's buffer
-  size_t capacity = 0;
-  ssize_t length = 0;
-  int64_t time_ns = 0;
-  size_t order = 0;  // the log's position: ties go to the earlier log
-
-  SpoolReader() = default;
-  SpoolReader(const SpoolReader&) = delete;
-  SpoolReader& operator=(const SpoolReader&) = delete;
-  ~SpoolReader() { std::free(line); }
-
-  // Reads the next line; false at the end of the file.
-  bool next() {
-    length = ::getline(&line, &capacity, file.get());
-    if (length < 0) {
-      if (std::ferror(file.get())) throw std::runtime_error("cannot read " + path.string());
-      return false;
-    }
-    std::string_view text(line, size_t(length));
-    if (text.substr(0, kTimePrefix.size()) != kTimePrefix)
-      throw std::runtime_error(path.string() + ": a spooled line lacks its time_ns");
-    const char* begin = line + kTimePrefix.size();
-    auto [end, ec] = std::from_chars(begin, line + length, time_ns);
-    if (ec != std::errc()) throw std::runtime_error(path.string() + ": bad time_ns");
-    return true;
-  }
-};
 
 }  // namespace
 
@@ -74,15 +38,7 @@ void ProcessLog::append(Event event) {
   event.time_ns = monotonic_ns() - origin_ns_;
   ++count_;
   if (!file_) return;
-  event.process = process_;
-  event.index = 0;
-  const size_t start = pending_.size();
-  append_json(pending_, event);
-  if (pending_.compare(start, kIndexPrefix.size(), kIndexPrefix) != 0)
-    throw std::logic_error("a history line does not start with its index: " +
-                           pending_.substr(start));
-  pending_.erase(start, kIndexPrefix.size());
-  pending_ += '\n';
+  append_record(pending_, event);
   if (pending_.size() >= kBlockBytes) flush();
 }
 
@@ -109,55 +65,55 @@ ProcessLog& Recorder::log_for(const std::string& process) {
   for (auto& log : logs_)
     if (log.process() == process) return log;
   std::filesystem::path spool;
-  if (!spool_dir_.empty())
-    spool = spool_dir_ / (".spool-" + std::to_string(logs_.size()) + ".jsonl");
+  if (!spool_dir_.empty()) spool = spool_dir_ / (".spool-" + std::to_string(logs_.size()));
   return logs_.emplace_back(process, origin_ns_, std::move(spool));
 }
 
 int64_t Recorder::write_history(const std::filesystem::path& path) {
   std::lock_guard lock(mu_);
-  std::deque<SpoolReader> readers;
+  struct Spool {
+    SpoolReader reader;
+    size_t order;  // the log's position: ties go to the earlier log
+  };
+  std::deque<Spool> spools;
   for (auto& log : logs_) {
     if (!log.file_) continue;
     log.flush();
     if (std::fflush(log.file_.get()) != 0) throw write_error(log.spool_);
     log.file_.reset();
-    SpoolReader& reader = readers.emplace_back();
-    reader.path = log.spool_;
-    reader.order = readers.size() - 1;
-    reader.file.reset(std::fopen(log.spool_.c_str(), "rb"));
-    if (!reader.file) throw std::runtime_error("cannot read " + log.spool_.string());
+    spools.push_back({SpoolReader(log.spool_, log.process()), spools.size()});
   }
 
-  auto later = [](const SpoolReader* a, const SpoolReader* b) {
-    return a->time_ns != b->time_ns ? a->time_ns > b->time_ns : a->order > b->order;
+  auto later = [](const Spool* a, const Spool* b) {
+    return a->reader.time_ns() != b->reader.time_ns() ? a->reader.time_ns() > b->reader.time_ns()
+                                                      : a->order > b->order;
   };
-  std::priority_queue<SpoolReader*, std::vector<SpoolReader*>, decltype(later)> heap(later);
-  for (auto& reader : readers)
-    if (reader.next()) heap.push(&reader);
+  std::priority_queue<Spool*, std::vector<Spool*>, decltype(later)> heap(later);
+  for (auto& spool : spools)
+    if (spool.reader.next()) heap.push(&spool);
 
   auto tmp = path;
   tmp += ".partial";
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(tmp.c_str(), "wb"), &std::fclose);
   if (!out) throw write_error(tmp);
   int64_t index = 0;
-  char prefix[40];
+  std::string line;
   while (!heap.empty()) {
-    SpoolReader* reader = heap.top();
+    Spool* spool = heap.top();
     heap.pop();
-    auto [end, ec] = std::to_chars(prefix, prefix + sizeof prefix, index++);
-    if (std::fputs("{\"index\":", out.get()) < 0 ||
-        std::fwrite(prefix, 1, size_t(end - prefix), out.get()) != size_t(end - prefix) ||
-        std::fputc(',', out.get()) < 0 ||
-        std::fwrite(reader->line, 1, size_t(reader->length), out.get()) != size_t(reader->length))
-      throw write_error(tmp);
-    if (reader->next()) heap.push(reader);
+    Event event = spool->reader.event();
+    event.index = index++;
+    line.clear();
+    append_json(line, event);
+    line += '\n';
+    if (std::fwrite(line.data(), 1, line.size(), out.get()) != line.size()) throw write_error(tmp);
+    if (spool->reader.next()) heap.push(spool);
   }
   if (std::fflush(out.get()) != 0) throw write_error(tmp);
   out.reset();
   std::filesystem::rename(tmp, path);
   std::error_code ignored;
-  for (auto& reader : readers) std::filesystem::remove(reader.path, ignored);
+  for (auto& log : logs_) std::filesystem::remove(log.spool_, ignored);
   return index;
 }
 

@@ -1,8 +1,9 @@
 // Records a run's history to disk as it happens, so a run's memory does not
 // grow with its length: each process appends to its own log (no lock shared
-// with other processes), which turns each event into its history line at once
-// and spills the lines to a file of its own in blocks. When the run ends the
-// files are merged by time into the history (FORMAT.md), numbered as they go.
+// with other processes), which keeps each event as a compact record
+// (spool.h) and spills the records to a file of its own in blocks. When the
+// run ends the files are merged by time into the history (FORMAT.md), each
+// event turned into its line and numbered as it goes.
 #pragma once
 
 #include <cstdio>
@@ -41,7 +42,7 @@ class ProcessLog {
   int64_t origin_ns_;
   std::filesystem::path spool_;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
-  std::string pending_;  // lines not yet written, a block at most
+  std::string pending_;  // records not yet written, a block at most
   int64_t count_ = 0;
 };
 

@@ -195,6 +195,7 @@ void HiredisConnection::connect() {
   Reply reply;
   try {
     write_command(argv);
+    pending_[first_pending_] = "AUTH";  // messages never show the credentials
     reply = receive();
   } catch (const RedisError& e) {
     // No command of the caller's was sent yet.

@@ -1,9 +1,10 @@
-// append_json() writes exactly what to_json().dump() does: the recorder's
-// fast path must not change a byte of the history.
+// append_json() writes exactly what to_json().dump() does: its fast path
+// must not change a byte of the history.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include "arbitrary_event.h"
 #include "event.h"
 
 namespace locklab::history {
@@ -44,6 +45,10 @@ TEST(EventJson, AppendJsonWritesWhatToJsonDumps) {
   e.node = "127.0.0.1:6379";
   e.error = "timeout";
   EXPECT_EQ(fast(e), slow(e));
+  e.value = {{"read", 3}, {"write", 4}, {"result", "released"}, {"deleted", true}};
+  EXPECT_EQ(fast(e), slow(e)) << "a flat value, written without nlohmann";
+  e.error = std::string(2000, 'e');  // longer than a line's buffer
+  EXPECT_EQ(fast(e), slow(e));
   e.extra = {{"zeta", 1}, {"index", "ignored"}, {"alpha", {{"b", 2}}}};
   EXPECT_EQ(fast(e), slow(e));
   e.extra = nlohmann::json::object();
@@ -53,37 +58,8 @@ TEST(EventJson, AppendJsonWritesWhatToJsonDumps) {
   EXPECT_EQ(fast(e).rfind("error: ", 0), 0u);
 }
 
-template <typename T>
-std::optional<T> maybe() {
-  if (*rc::gen::arbitrary<bool>()) return std::nullopt;
-  return *rc::gen::arbitrary<T>();
-}
-
 RC_GTEST_PROP(EventJson, AppendJsonWritesWhatToJsonDumpsForAnyEvent, ()) {
-  Event e;
-  e.index = *rc::gen::arbitrary<int64_t>();
-  e.time_ns = *rc::gen::arbitrary<int64_t>();
-  e.process = *rc::gen::arbitrary<std::string>();
-  e.type = *rc::gen::element(Type::Invoke, Type::Ok, Type::Fail, Type::Info);
-  e.f = *rc::gen::arbitrary<std::string>();
-  e.lock = maybe<std::string>();
-  e.owner = maybe<std::string>();
-  e.token = maybe<int64_t>();
-  e.client_time_ns = maybe<int64_t>();
-  e.node = maybe<std::string>();
-  e.error = maybe<std::string>();
-  if (*rc::gen::arbitrary<bool>())
-    e.value = {{*rc::gen::arbitrary<std::string>(), *rc::gen::arbitrary<int64_t>()},
-               {"ttl_ms", *rc::gen::arbitrary<int>()}};
-  // The shapes the recorder writes itself (flat objects of integers, strings
-  // and booleans) and one it leaves to nlohmann (a nested value).
-  if (*rc::gen::arbitrary<bool>()) {
-    e.value = nlohmann::json::object();
-    e.value[*rc::gen::arbitrary<std::string>()] = *rc::gen::arbitrary<std::string>();
-    e.value[*rc::gen::arbitrary<std::string>()] = *rc::gen::arbitrary<bool>();
-    e.value[*rc::gen::arbitrary<std::string>()] = *rc::gen::arbitrary<uint64_t>();
-    if (*rc::gen::arbitrary<bool>()) e.value["nested"] = {1, "two"};
-  }
+  const Event e = testing::arbitrary_event();
   RC_ASSERT(fast(e) == slow(e));
 }
 

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include "child_processes.h"
 #include "runner.h"

@@ -134,7 +134,21 @@ TEST(Connection, AuthenticatesEveryNewConnectionAndSaysWhenRefused) {
     } catch (const RedisError& e) {
       EXPECT_FALSE(e.maybe_executed()) << "the PING was never sent";
       EXPECT_NE(std::string(e.what()).find("AUTH refused"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("guess"), std::string::npos) << e.what();
     }
+    // An AUTH that gets no answer: the message names it, not the password.
+    server.pause();
+    HiredisConnection stalled(server.endpoint(),
+                              {.command_timeout = milliseconds(100), .password = "secret"});
+    try {
+      stalled.command({"PING"});
+      ADD_FAILURE() << "a stopped server answered";
+    } catch (const RedisError& e) {
+      EXPECT_FALSE(e.maybe_executed()) << "the PING was never sent";
+      EXPECT_NE(std::string(e.what()).find("AUTH"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("secret"), std::string::npos) << e.what();
+    }
+    server.resume();
   });
 }
 
