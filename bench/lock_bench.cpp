@@ -2,7 +2,7 @@
 // in the same run, and what a run costs in memory:
 //
 //   lock_bench throughput [--algorithms a,b] [--clients 1,8,32,64] [--seconds S] [--pairs P]
-//                         [--json FILE]
+//                         [--pin on|off] [--json FILE]
 //       Each algorithm on a fresh cluster of real redis-servers (one node;
 //       redlock five), N clients in acquire/release loops on a lock each, no
 //       work, no think time; the Redis commands the clients sent per second
@@ -17,7 +17,7 @@
 //       time went (CPU per command of the lab and of redis-server, context
 //       switches per command); a point whose ratios spread by more than
 //       kSteadySpread of their median is flagged unsteady.
-//   lock_bench recording [--clients N] [--seconds S] [--rounds R] [--json FILE]
+//   lock_bench recording [--clients N] [--seconds S] [--rounds R] [--pin on|off] [--json FILE]
 //       set-nx-px with the history recorded, and with nothing recorded,
 //       R rounds of a pair taking turns; the overhead is the median round's
 //       1 - recorded / not recorded (acquisitions per second), with the
@@ -25,6 +25,9 @@
 //   lock_bench memory --seconds S [--clients N] [--json FILE]
 //       One recorded run of set-nx-px: its events and the process's peak
 //       resident memory (run it in a fresh process per length).
+//
+// --pin on puts this process (and all it starts but node 0's server) on the
+// last CPU and node 0's redis-server on the first (see `pinned`).
 //
 // A benchmark, not a test: nothing here asserts on time. Every server is
 // started here on a free loopback port and stopped with its run.
@@ -70,8 +73,8 @@ struct Options {
 };
 
 // Pairs of one point whose ratios spread by more than this fraction of
-// their median measured the machine's neighbours as much as the lab: on a
-// quiet machine five pairs stay within it.
+// their median measured the machine's neighbours as much as the lab: the
+// point is flagged unsteady, its median the figure to quote with its spread.
 constexpr double kSteadySpread = 0.15;
 
 // --pin: the lab (and whatever it starts, redis-benchmark too) on the last
@@ -338,6 +341,7 @@ int throughput(const Options& options) {
                   {"min_ratio", std::round(min_ratio * 1000) / 1000},
                   {"max_ratio", std::round(max_ratio * 1000) / 1000},
                   {"pairs", measured.size()},
+                  {"pinned", pinned},
                   {"unsteady", (max_ratio - min_ratio) > kSteadySpread * median_ratio},
                   {"pair_runs", pairs},
                   {"acquisitions_per_s", std::round(acquisitions)},
@@ -403,6 +407,7 @@ int recording(const Options& options) {
                         {{"algorithm", "set-nx-px"},
                          {"clients", clients},
                          {"rounds", sorted.size()},
+                         {"pinned", pinned},
                          {"min_overhead", std::round(sorted.front() * 1000) / 1000},
                          {"max_overhead", std::round(sorted.back() * 1000) / 1000},
                          {"recorded_acquisitions_per_s", recorded},
