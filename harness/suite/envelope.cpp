@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "atomic_file.h"
+#include "boundary_search.h"
 #include "lock.h"
 #include "matrix.h"
 #include "results.h"
@@ -28,11 +29,6 @@ constexpr int64_t kHeadStartMs = 100;  // c2 starts this late, so that c1 takes 
 
 int64_t lease_ms(double leases) {
   return std::llround(leases * double(kEnvelopeLeaseMs));
-}
-
-// The axis's harsher direction: +1 when larger sizes are harsher.
-double harsher(const EnvelopeAxisInfo& axis) {
-  return axis.harsh > axis.gentle ? 1 : -1;
 }
 
 // Sizes on a grid fine enough for the precision and coarse enough to be a
@@ -167,79 +163,44 @@ class Repeat {
   }
 
   EnvelopeRepeat run(double start) {
-    start = on_grid(axis_, std::clamp(start, std::min(axis_.gentle, axis_.harsh),
-                                      std::max(axis_.gentle, axis_.harsh)));
-    std::optional<bool> first = probe(start);
-    if (!first) return stopped();
-    (*first ? broken_ : safe_) = start;
-    if (*first ? !gallop(-1) : !gallop(+1)) return stopped();
-    // A bound that rests on one run is played again by the k-of-n rule; if
-    // it does not hold, the search goes on above it (a few times at most).
-    for (int round = 0; round < 4; ++round) {
-      if (!broken_) return {EnvelopeOutcome::kNeverBreaks, {}, safe_};
-      if (!safe_) return {EnvelopeOutcome::kBreaksWithoutFault, broken_, {}};
-      if (!bisect()) return stopped();
-      if (confirmed_.count(*broken_)) break;
-      std::optional<bool> again = probe(*broken_, true);
-      if (!again) return stopped();
-      if (*again) break;
-      safe_ = broken_;
-      broken_.reset();
-      if (!gallop(+1)) return stopped();
+    SearchRange range{
+        .gentle = axis_.gentle,
+        .harsh = axis_.harsh,
+        .precision = axis_.precision,
+        .first_step = 4 * axis_.precision,
+        .near_zone = 4 * axis_.precision,
+        .confirm = true,
+        .near_is_voted = spec_.confirm_runs > 1,
+        .snap = [this](double size) { return on_grid(axis_, size); },
+        .middle = [this](double safe,
+                         double broken) { return on_grid(axis_, (broken + safe) / 2); }};
+    Boundary found =
+        find_boundary(range, start, [this](double size, bool near) { return probe(size, near); });
+    switch (found.outcome) {
+      case SearchOutcome::kBreaks:
+        return {EnvelopeOutcome::kBreaks, found.breaking, found.last_safe};
+      case SearchOutcome::kNeverBreaks:
+        return {EnvelopeOutcome::kNeverBreaks, {}, found.last_safe};
+      case SearchOutcome::kBreaksAtGentle:
+        return {EnvelopeOutcome::kBreaksWithoutFault, found.breaking, {}};
+      case SearchOutcome::kStopped:
+        return {stop_, {}, {}};
     }
-    if (!broken_) return {EnvelopeOutcome::kNeverBreaks, {}, safe_};
-    return {EnvelopeOutcome::kBreaks, broken_, safe_};
+    return {stop_, {}, {}};
   }
 
  private:
-  EnvelopeRepeat stopped() const { return {stop_, {}, {}}; }
-
-  // From the size known on one side of the boundary, steps of growing
-  // length toward the other until a probe lands there: toward the harsh end
-  // (+1) from a safe size, toward the gentle end (-1) from a broken one.
-  // Stops at the axis's end, leaving the other side unknown. False when a
-  // run could not tell.
-  bool gallop(int toward) {
-    const double dir = harsher(axis_) * toward;
-    const double end = toward > 0 ? axis_.harsh : axis_.gentle;
-    std::optional<double>& from = toward > 0 ? safe_ : broken_;
-    for (double step = 4 * axis_.precision; !(toward > 0 ? broken_ : safe_); step *= 2) {
-      if (*from == end) return true;
-      double size = on_grid(axis_, *from + dir * step);
-      if (dir * (size - end) > 0) size = end;
-      std::optional<bool> breaks = probe(size);
-      if (!breaks) return false;
-      (*breaks ? broken_ : safe_) = size;
-    }
-    return true;
-  }
-
-  // Halves the gap between the safe and the broken size down to the
-  // precision. False when a run could not tell.
-  bool bisect() {
-    while (std::abs(*broken_ - *safe_) > axis_.precision + 1e-9) {
-      const double middle = on_grid(axis_, (*broken_ + *safe_) / 2);
-      if (middle == *broken_ || middle == *safe_) break;
-      std::optional<bool> breaks = probe(middle);
-      if (!breaks) return false;
-      (*breaks ? broken_ : safe_) = middle;
-    }
-    return true;
-  }
-
-  // Whether `size` breaks the lock: by k of n runs inside a bracket no
-  // wider than four precisions (or when `confirm`), by one run elsewhere.
-  // nullopt when a run could not tell, which stops the search.
-  std::optional<bool> probe(double size, bool confirm = false) {
-    const double zone = 4 * axis_.precision + 1e-9;
-    const bool near = confirm || (safe_ && broken_ && std::abs(*broken_ - *safe_) <= zone);
-    const int n = near ? std::max(1, spec_.confirm_runs) : 1;
-    const int k = n / 2 + 1;
+  // Whether `size` breaks the lock: by k of n runs `near` the boundary, by
+  // one run elsewhere. nullopt when a run could not tell, which stops the
+  // search.
+  std::optional<bool> probe(double size, bool near) {
+    Majority vote(near ? spec_.confirm_runs : 1);
     EnvelopeProbe probe{.size = size, .repeat = repeat_};
     std::set<std::string> kinds;
-    while (probe.broken < k && probe.runs - probe.broken < n - k + 1) {
+    while (vote.open()) {
       EnvelopeRun run = play_(size, ++runs_);
-      ++probe.runs;
+      vote.add(run.broken);
+      probe.runs = vote.runs();
       probe.runs_detail.push_back(run.detail);
       if (!run.not_applicable.empty() || !run.not_exercised.empty() || !run.error.empty()) {
         stop_ = !run.error.empty()            ? EnvelopeOutcome::kError
@@ -252,11 +213,10 @@ class Repeat {
         search_.probes.push_back(std::move(probe));
         return std::nullopt;
       }
-      probe.broken += run.broken;
+      probe.broken = vote.broken();
       if (run.broken) kinds.insert(run.kinds.begin(), run.kinds.end());
     }
-    probe.breaks = probe.broken >= k;
-    if (n > 1) confirmed_.insert(size);
+    probe.breaks = vote.breaks();
     if (probe.breaks) kinds_at_[size] = {kinds.begin(), kinds.end()};
     search_.probes.push_back(std::move(probe));
     return search_.probes.back().breaks;
@@ -268,10 +228,8 @@ class Repeat {
   EnvelopeSearch& search_;
   int repeat_;
   int& runs_;
-  std::optional<double> safe_, broken_;
   EnvelopeOutcome stop_ = EnvelopeOutcome::kError;
   std::map<double, std::vector<std::string>> kinds_at_;  // by size, where it broke
-  std::set<double> confirmed_;                           // sizes decided by k of n runs
 };
 
 }  // namespace

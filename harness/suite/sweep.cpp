@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "atomic_file.h"
+#include "boundary_search.h"
 #include "checkers.h"
 #include "matrix.h"
 #include "results.h"
@@ -119,39 +120,32 @@ double effective_precision(const SweepSpec& spec) {
 
 SearchResult search_breaking_point(const SweepSpec& spec, const Evaluate& evaluate) {
   SearchResult result;
-  // Probes `value`; false when its runs failed and the search must stop.
-  auto probe = [&](double value) {
+  // Each value is decided by all its runs (broken when one breaks): there
+  // is no vote near the boundary and no confirmation. The gallop's first
+  // step overshoots the whole range, so the second probe is `from` itself.
+  const bool integer = is_integer(spec.param);
+  SearchRange range{.gentle = spec.from,
+                    .harsh = spec.to,
+                    .precision = effective_precision(spec),
+                    .first_step = 2 * (spec.to - spec.from),
+                    .snap = [integer](double value) { return integer ? std::round(value) : value; },
+                    .middle =
+                        [integer](double safe, double broken) {
+                          const double middle = safe + (broken - safe) / 2;
+                          return integer ? std::round(middle) : middle;
+                        }};
+  Boundary found = find_boundary(range, spec.to, [&](double value, bool) -> std::optional<bool> {
     result.probes.push_back(evaluate(value));
-    if (result.probes.back().error.empty()) return true;
-    result.outcome = SearchResult::Outcome::kError;
-    result.error = result.probes.back().error;
-    return false;
-  };
-  if (!probe(spec.to)) return result;
-  if (!result.probes.back().breaks()) {
-    result.outcome = SearchResult::Outcome::kNeverBreaks;
-    result.last_safe = spec.to;
-    return result;
-  }
-  double broken = spec.to;
-  if (!probe(spec.from)) return result;
-  if (result.probes.back().breaks()) {
-    result.outcome = SearchResult::Outcome::kBreaks;
-    result.breaking = spec.from;
-    return result;
-  }
-  double safe = spec.from;
-  const double precision = effective_precision(spec);
-  while (broken - safe > precision) {
-    double middle = safe + (broken - safe) / 2;
-    if (is_integer(spec.param)) middle = std::round(middle);
-    if (middle <= safe || middle >= broken) break;
-    if (!probe(middle)) return result;
-    (result.probes.back().breaks() ? broken : safe) = middle;
-  }
-  result.outcome = SearchResult::Outcome::kBreaks;
-  result.breaking = broken;
-  result.last_safe = safe;
+    if (!result.probes.back().error.empty()) return std::nullopt;
+    return result.probes.back().breaks();
+  });
+  result.breaking = found.breaking;
+  result.last_safe = found.last_safe;
+  // Broken at `from` is an answer like any other here: the sweep's range
+  // need not start without a fault.
+  result.outcome =
+      found.outcome == SearchOutcome::kBreaksAtGentle ? SearchOutcome::kBreaks : found.outcome;
+  if (found.outcome == SearchOutcome::kStopped) result.error = result.probes.back().error;
   return result;
 }
 
@@ -256,13 +250,14 @@ json run_sweep(const Scenario& scenario, const SweepOptions& options, const Cell
         spec, [&](double value) { return measure(scenario, algorithm, value, options, run_cell); });
     json entry{{"algorithm", algorithm}};
     switch (result.outcome) {
-      case SearchResult::Outcome::kBreaks:
+      case SearchOutcome::kBreaks:
+      case SearchOutcome::kBreaksAtGentle:
         entry["outcome"] = "breaks";
         break;
-      case SearchResult::Outcome::kNeverBreaks:
+      case SearchOutcome::kNeverBreaks:
         entry["outcome"] = "never-breaks";
         break;
-      case SearchResult::Outcome::kError:
+      case SearchOutcome::kStopped:
         entry["outcome"] = "error", status = 2;
         break;
     }

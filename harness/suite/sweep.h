@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "boundary_search.h"
 #include "scenario.h"
 #include "suite.h"
 
@@ -69,8 +70,8 @@ struct Probe {
 using Evaluate = std::function<Probe(double value)>;
 
 struct SearchResult {
-  enum class Outcome { kBreaks, kNeverBreaks, kError };
-  Outcome outcome = Outcome::kError;
+  // kBreaks (at `from` too), kNeverBreaks, or kStopped at a probe whose runs failed.
+  SearchOutcome outcome = SearchOutcome::kStopped;
   std::optional<double> breaking;   // the smallest probed value that broke
   std::optional<double> last_safe;  // the largest probed value below it that did not
   std::vector<Probe> probes;        // in the order they were made
@@ -79,8 +80,9 @@ struct SearchResult {
 
 // Probes `to` (nothing breaks there: kNeverBreaks), then `from` (breaks
 // there: kBreaks at from), then halves the interval between the last safe
-// and the first breaking value until it is no wider than the precision.
-// Stops with kError at the first probe whose runs failed.
+// and the first breaking value until it is no wider than the precision
+// (boundary_search.h, with no vote). Stops (kStopped) at the first probe
+// whose runs failed.
 SearchResult search_breaking_point(const SweepSpec& spec, const Evaluate& evaluate);
 
 struct SweepOptions {

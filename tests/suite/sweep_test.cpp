@@ -143,14 +143,14 @@ TEST(SweepValidation, ClearErrorsNamingTheOption) {
 TEST(SweepSearch, NeverBreaksNeedsOneProbe) {
   std::vector<double> probed;
   auto result = search_breaking_point(spec(0, 3000, 50), threshold_at(5000, &probed));
-  EXPECT_EQ(result.outcome, SearchResult::Outcome::kNeverBreaks);
+  EXPECT_EQ(result.outcome, SearchOutcome::kNeverBreaks);
   EXPECT_EQ(probed, std::vector<double>{3000});
   EXPECT_FALSE(result.breaking);
 }
 
 TEST(SweepSearch, BreakingAtTheLowerEnd) {
   auto result = search_breaking_point(spec(100, 3000, 50), threshold_at(0));
-  EXPECT_EQ(result.outcome, SearchResult::Outcome::kBreaks);
+  EXPECT_EQ(result.outcome, SearchOutcome::kBreaks);
   EXPECT_EQ(result.breaking, 100);
   EXPECT_FALSE(result.last_safe);
   EXPECT_EQ(result.probes.size(), 2u);
@@ -163,7 +163,7 @@ TEST(SweepSearch, StopsAtTheFirstError) {
     if (++calls == 3) p.error = "redis-server did not start";
     return p;
   });
-  EXPECT_EQ(result.outcome, SearchResult::Outcome::kError);
+  EXPECT_EQ(result.outcome, SearchOutcome::kStopped);
   EXPECT_EQ(result.error, "redis-server did not start");
   EXPECT_EQ(calls, 3);
 }
@@ -185,7 +185,7 @@ RC_GTEST_PROP(SweepSearch, FindsAMonotonicThresholdWithinThePrecision, ()) {
     s.from = from / 100.0 + 0.01, s.to = to / 100.0 + 0.01, s.precision = precision / 100.0;
   const double t = integer ? threshold : threshold / 100.0 + 0.01;
   auto result = search_breaking_point(s, threshold_at(t));
-  RC_ASSERT(result.outcome == SearchResult::Outcome::kBreaks);
+  RC_ASSERT(result.outcome == SearchOutcome::kBreaks);
   RC_ASSERT(result.breaking.has_value());
   RC_ASSERT(result.last_safe.has_value());
   RC_ASSERT(*result.breaking >= t);
