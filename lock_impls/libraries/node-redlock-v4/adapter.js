@@ -2,7 +2,7 @@
 // locklab adapter for node-redlock 4.2.0 (npm "redlock", installed as the
 // alias "redlock-v4"): Redlock over every --redis endpoint. See README.md.
 const Redlock = require('redlock-v4');
-const { run, endpointsFrom, versionOf } = require('../protocol');
+const { run, hello, endpointsFrom, versionOf } = require('../protocol');
 const { connect, whenReady, outcomeOf, Tap, lost, settled, leftovers, describe } = require('../clients');
 
 // The installed library's version, for hello.
@@ -127,14 +127,7 @@ async function extend(request) {
 }
 
 run({
-  hello: () => ({
-    ok: true,
-    name: 'node-redlock-v4',
-    version: VERSION,
-    reentrant: false,
-    fencing: false,
-    steps: ['after-send', 'after-validity-check'],
-  }),
+  hello: hello({ name: 'node-redlock-v4', version: VERSION, steps: ['after-send', 'after-validity-check'] }),
   acquire,
   release,
   extend,

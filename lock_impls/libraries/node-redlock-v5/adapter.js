@@ -6,7 +6,7 @@
 // acquire / release / extend. With `--using` an acquire holds the lock
 // through the library's auto-extension, redlock.using() (../using.js).
 const { default: Redlock, ExecutionError, Lock } = require('redlock-v5');
-const { run, endpointsFrom, versionOf } = require('../protocol');
+const { run, hello, endpointsFrom, versionOf } = require('../protocol');
 const { connect, whenReady, outcomeOf, Tap, lost, settled, leftovers, describe } = require('../clients');
 const { usingHandlers } = require('../using');
 
@@ -175,14 +175,6 @@ function usingMode() {
   });
 }
 
-const hello = () => ({
-  ok: true,
-  name: USING ? 'node-redlock-v5-using' : 'node-redlock-v5',
-  version: VERSION,
-  reentrant: false,
-  fencing: false,
-  steps: ['after-send'],
-  ...(USING ? { renews: true } : {}),
-});
+const answer = hello({ name: USING ? 'node-redlock-v5-using' : 'node-redlock-v5', version: VERSION, steps: ['after-send'], renews: USING });
 
-run(USING ? { hello, ...usingMode() } : { hello, acquire, release, extend });
+run(USING ? { hello: answer, ...usingMode() } : { hello: answer, acquire, release, extend });

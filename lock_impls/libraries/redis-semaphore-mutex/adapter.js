@@ -2,7 +2,7 @@
 // locklab adapter for redis-semaphore 5.8.0's Mutex: SET NX PX on one Redis
 // node (the first --redis endpoint), refreshed in the background. See README.md.
 const { Mutex } = require('redis-semaphore');
-const { run, endpointsFrom, versionOf } = require('../protocol');
+const { run, hello, endpointsFrom, versionOf } = require('../protocol');
 const { connect, whenReady, outcomeOf, Tap } = require('../clients');
 
 // The installed library's version, for hello.
@@ -112,14 +112,7 @@ async function held(request) {
 }
 
 run({
-  hello: () => ({
-    ok: true,
-    name: 'redis-semaphore-mutex',
-    version: VERSION,
-    reentrant: false,
-    fencing: false,
-    renews: true,
-  }),
+  hello: hello({ name: 'redis-semaphore-mutex', version: VERSION, renews: true }),
   acquire,
   release,
   extend,

@@ -3,7 +3,7 @@
 // every --redis endpoint, a majority wins, refreshed in the background. See
 // README.md.
 const { RedlockMutex } = require('redis-semaphore');
-const { run, endpointsFrom, versionOf } = require('../protocol');
+const { run, hello, endpointsFrom, versionOf } = require('../protocol');
 const { connect, whenReady, Tap, lost, settled, leftovers, describe } = require('../clients');
 
 // The installed library's version, for hello.
@@ -141,15 +141,7 @@ async function held(request) {
 }
 
 run({
-  hello: () => ({
-    ok: true,
-    name: 'redis-semaphore-redlock-mutex',
-    version: VERSION,
-    reentrant: false,
-    fencing: false,
-    steps: ['after-send'],
-    renews: true,
-  }),
+  hello: hello({ name: 'redis-semaphore-redlock-mutex', version: VERSION, steps: ['after-send'], renews: true }),
   acquire,
   release,
   extend,

@@ -3,7 +3,7 @@
 // its IoredisAdapter: SET NX PX on every --redis endpoint. See README.md.
 const crypto = require('crypto');
 const { createRedlock, IoredisAdapter, LockAcquisitionError, LUA_SCRIPTS } = require('redlock-universal');
-const { run, endpointsFrom, versionOf } = require('../protocol');
+const { run, hello, endpointsFrom, versionOf } = require('../protocol');
 const { connect, whenReady, outcomeOf, Tap, lost, settled, leftovers, describe } = require('../clients');
 
 // The installed library's version, for hello.
@@ -126,14 +126,7 @@ async function extend(request) {
 }
 
 run({
-  hello: () => ({
-    ok: true,
-    name: 'redlock-universal',
-    version: VERSION,
-    reentrant: false,
-    fencing: false,
-    steps: ['after-send', 'after-validity-check'],
-  }),
+  hello: hello({ name: 'redlock-universal', version: VERSION, steps: ['after-send', 'after-validity-check'] }),
   acquire,
   release,
   extend,

@@ -7,7 +7,7 @@
 // through the library's auto-extension, redlock.using() (../using.js).
 const { Redlock, ExecutionError, Lock } = require('@sesamecare-oss/redlock');
 const { ensureCommands } = require('@sesamecare-oss/redlock/build/scripts');
-const { run, endpointsFrom, versionOf } = require('../protocol');
+const { run, hello, endpointsFrom, versionOf } = require('../protocol');
 const { connect, whenReady, outcomeOf, Tap, lost, settled, leftovers, describe } = require('../clients');
 const { usingHandlers } = require('../using');
 
@@ -173,14 +173,6 @@ function usingMode() {
   });
 }
 
-const hello = () => ({
-  ok: true,
-  name: USING ? 'sesamecare-redlock-using' : 'sesamecare-redlock',
-  version: VERSION,
-  reentrant: false,
-  fencing: false,
-  steps: ['after-send'],
-  ...(USING ? { renews: true } : {}),
-});
+const answer = hello({ name: USING ? 'sesamecare-redlock-using' : 'sesamecare-redlock', version: VERSION, steps: ['after-send'], renews: USING });
 
-run(USING ? { hello, ...usingMode() } : { hello, acquire, release, extend });
+run(USING ? { hello: answer, ...usingMode() } : { hello: answer, acquire, release, extend });
