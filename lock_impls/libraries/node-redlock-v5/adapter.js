@@ -7,16 +7,14 @@
 // through the library's auto-extension, redlock.using() (../using.js).
 const { default: Redlock, ExecutionError, Lock } = require('redlock-v5');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { connect, whenReady, outcomeOf, Tap, lost, settled, leftovers, describe } = require('../clients');
+const { tapped, outcomeOf, lost, settled, failedAcquire, describe } = require('../clients');
 const { usingHandlers } = require('../using');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redlock-v5');
 const USING = process.argv.includes('--using');
 
-const clients = connect(endpointsFrom(process.argv));
-const tap = new Tap(clients);
-const ready = whenReady(clients);
+const { clients, tap, ready } = tapped(endpointsFrom(process.argv));
 
 // The library's defaults (`defaultSettings` in dist/cjs/index.js, README
 // "Configuration"): driftFactor 0.01, retryCount 10, retryDelay 200,
@@ -55,11 +53,7 @@ async function acquireFailed(error, records) {
   // After its last attempt the library ran the release script once on
   // every node and waited only for a quorum of answers (index.js lines
   // 219-228); wait for the rest to know where a key may remain.
-  await settled(records);
-  const left = leftovers(records, classify);
-  const what = `${error.message} (${error.attempts.length} attempts; ${describe(records.slice(-2 * clients.length), classify)})`;
-  if (left.length) return { ok: false, unknown: true, error: `${what}; the key may remain on nodes ${left}` };
-  return { ok: false, error: what };
+  return failedAcquire(records, classify, clients.length, (last) => `${error.message} (${error.attempts.length} attempts; ${last})`);
 }
 
 // The after-send step: the EVALSHA of the acquire script sent to every node

@@ -3,15 +3,13 @@
 // node (the first --redis endpoint), refreshed in the background. See README.md.
 const { Mutex } = require('redis-semaphore');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { connect, whenReady, outcomeOf, Tap } = require('../clients');
+const { tapped, outcomeOf } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redis-semaphore');
 
-const clients = connect(endpointsFrom(process.argv).slice(0, 1));
+const { clients, tap, ready } = tapped(endpointsFrom(process.argv).slice(0, 1));
 const [client] = clients;
-const tap = new Tap(clients);
-const ready = whenReady(clients);
 
 // Options: the library's defaults (README "new Mutex(redisClient, key [, {
 // ... }])", lib/misc.js) but for what the lab asks: lockTimeout = ttl_ms and

@@ -4,14 +4,12 @@
 // README.md.
 const { RedlockMutex } = require('redis-semaphore');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { connect, whenReady, Tap, lost, settled, leftovers, describe } = require('../clients');
+const { tapped, lost, failedAcquire, describe } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redis-semaphore');
 
-const clients = connect(endpointsFrom(process.argv));
-const tap = new Tap(clients);
-const ready = whenReady(clients);
+const { clients, tap, ready } = tapped(endpointsFrom(process.argv));
 // As lib/utils/redlock.js getQuorum.
 const QUORUM = Math.round((clients.length + 1) / 2);
 
@@ -84,11 +82,7 @@ async function acquire(request, ctx) {
   }
   // Each failed attempt ran the delete script on every node and waited for
   // all of them: a key can remain only where that reply was lost.
-  await settled(records);
-  const left = leftovers(records, classify);
-  const what = `no quorum of ${QUORUM} within the wait (last: ${describe(records.slice(-2 * clients.length), classify)})`;
-  if (left.length) return { ok: false, unknown: true, error: `${what}; the key may remain on nodes ${left}` };
-  return { ok: false, error: what };
+  return failedAcquire(records, classify, clients.length, (last) => `no quorum of ${QUORUM} within the wait (last: ${last})`);
 }
 
 async function release(request) {

@@ -8,16 +8,14 @@
 const { Redlock, ExecutionError, Lock } = require('@sesamecare-oss/redlock');
 const { ensureCommands } = require('@sesamecare-oss/redlock/build/scripts');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { connect, whenReady, outcomeOf, Tap, lost, settled, leftovers, describe } = require('../clients');
+const { tapped, outcomeOf, lost, settled, failedAcquire, describe } = require('../clients');
 const { usingHandlers } = require('../using');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('@sesamecare-oss/redlock');
 const USING = process.argv.includes('--using');
 
-const clients = connect(endpointsFrom(process.argv));
-const tap = new Tap(clients);
-const ready = whenReady(clients);
+const { clients, tap, ready } = tapped(endpointsFrom(process.argv));
 
 // The library's defaults (`defaultSettings` in build/index.js; its README
 // "Configuration" example shows the same but retryJitter 200): driftFactor
@@ -61,11 +59,7 @@ async function acquireFailed(error, records) {
   // After its last attempt the library ran the release script once on
   // every node and waited only for a quorum of answers (build/index.js
   // lines 158-166); wait for the rest to know where a key may remain.
-  await settled(records);
-  const left = leftovers(records, classify);
-  const what = `${error.message} (${error.attempts.length} attempts; ${describe(records.slice(-2 * clients.length), classify)})`;
-  if (left.length) return { ok: false, unknown: true, error: `${what}; the key may remain on nodes ${left}` };
-  return { ok: false, error: what };
+  return failedAcquire(records, classify, clients.length, (last) => `${error.message} (${error.attempts.length} attempts; ${last})`);
 }
 
 // The after-send step: ioredis sends a defined script as an "evalsha"
