@@ -2,8 +2,10 @@
 """A locklab adapter for redis-py's redis.lock.Lock (SET NX PX to acquire, a
 Lua compare-and-delete to release, a Lua compare-and-pexpire to extend).
 
-Copy it to test your own lock library: keep the loop in main(), replace the
-three handlers. The protocol is in harness/adapter/PROTOCOL.md.
+Copy it to test your own lock library: replace the three handlers. The
+protocol is in harness/adapter/PROTOCOL.md; its loop, the --redis argument and
+the connection's timeouts are lock_impls/libraries/protocol.py (shared with the
+lab's other Python adapter): copy that too, beside your copy of this file.
 
     locklab runs:  redis_py_lock.py --redis host:port[,host:port...]
     stdin:         one JSON request per line
@@ -11,14 +13,16 @@ three handlers. The protocol is in harness/adapter/PROTOCOL.md.
 
 redis.lock.Lock works on one Redis server: this adapter uses the first one.
 """
-import argparse
-import json
 import os
 import sys
 
 import redis
 from redis.exceptions import ConnectionError, LockNotOwnedError, RedisError, TimeoutError
 from redis.lock import Lock
+
+# protocol.py: beside this file (a copy), else lock_impls/libraries/.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lock_impls", "libraries"))
+import protocol  # noqa: E402
 
 # How often a waiting acquire tries again, in seconds (redis-py's default is 0.1).
 RETRY_SLEEP = 0.02
@@ -80,10 +84,9 @@ HANDLERS = {"acquire": acquire, "release": release, "extend": extend}
 def handle(client, request):
     op = request.get("op")
     if op == "hello":
-        return {"ok": True, "name": "redis-py-lock", "version": "redis-py " + redis.__version__,
-                "reentrant": False, "fencing": False}
+        return protocol.hello("redis-py-lock", "redis-py " + redis.__version__)
     if op not in HANDLERS:
-        return {"ok": False, "error": "unknown op %r" % op}
+        return protocol.unknown_op(op)
     try:
         return HANDLERS[op](client, request)
     except RedisError as error:
@@ -91,23 +94,10 @@ def handle(client, request):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--redis", required=True, help="host:port[,host:port...]")
-    args = parser.parse_args()
-    host, port = args.redis.split(",")[0].rsplit(":", 1)
-    # Short socket timeouts: a partitioned or paused server gives an unknown
-    # outcome within a second instead of a silent adapter.
-    # On a target with credentials the lab passes them in the environment.
-    client = redis.Redis(host=host, port=int(port), socket_timeout=1.0,
-                         socket_connect_timeout=0.5,
-                         username=os.environ.get("LOCKLAB_REDIS_USERNAME") or None,
-                         password=os.environ.get("LOCKLAB_REDIS_PASSWORD") or None)
-    for line in sys.stdin:
-        request = json.loads(line)
-        response = handle(client, request)
-        response["id"] = request["id"]
-        sys.stdout.write(json.dumps(response) + "\n")
-        sys.stdout.flush()
+    host, port = protocol.first_endpoint(__doc__.splitlines()[0])
+    # 1 s socket timeouts and the target's credentials (protocol.py).
+    client = redis.Redis(host=host, port=port, **protocol.connection_options())
+    protocol.serve(lambda request: handle(client, request))
 
 
 if __name__ == "__main__":

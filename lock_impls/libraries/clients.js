@@ -47,6 +47,13 @@ function connect(endpoints, extra = {}) {
   });
 }
 
+// An adapter's clients on `endpoints`, the tap on them, and a promise of
+// their first connection.
+function tapped(endpoints) {
+  const clients = connect(endpoints);
+  return { clients, tap: new Tap(clients), ready: whenReady(clients) };
+}
+
 // Waits (at most `ms`) for every client's first connection: without an
 // offline queue, a command sent before it is refused.
 function whenReady(clients, ms = 1000) {
@@ -224,6 +231,18 @@ function leftovers(records, classify) {
   return [...new Set(maybe.values())].sort();
 }
 
+// The response to an acquire that failed after its lock commands went to
+// `nodes` nodes: once every reply is in, "unknown" when a key may remain on
+// some node (leftovers), else "definitely not". say(last) words the error,
+// given an account of the last two commands of each node.
+async function failedAcquire(records, classify, nodes, say) {
+  await settled(records);
+  const left = leftovers(records, classify);
+  const what = say(describe(records.slice(-2 * nodes), classify));
+  if (left.length) return { ok: false, unknown: true, error: `${what}; the key may remain on nodes ${left}` };
+  return { ok: false, error: what };
+}
+
 // A short account of what each node answered, for error messages (a kind's
 // `label`, else lock/unlock).
 function describe(records, classify) {
@@ -242,4 +261,17 @@ function describe(records, classify) {
     .join('; ');
 }
 
-module.exports = { CLIENT_OPTIONS, connect, whenReady, notSent, outcomeOf, Tap, lost, settled, leftovers, describe };
+module.exports = {
+  CLIENT_OPTIONS,
+  connect,
+  tapped,
+  whenReady,
+  notSent,
+  outcomeOf,
+  Tap,
+  lost,
+  settled,
+  leftovers,
+  failedAcquire,
+  describe,
+};

@@ -4,8 +4,8 @@
 // response per line on stdout, steps announced and continued. Each adapter
 // only maps hello/acquire/release/extend to its library:
 //
-//   const { run } = require('../protocol');
-//   run({ hello, acquire, release, extend });
+//   const { run, hello, versionOf } = require('../protocol');
+//   run({ hello: hello({ name: 'my-lock', version: versionOf('my-lock') }), acquire, release, extend });
 //
 // A handler gets (request, ctx) and returns the response without "id":
 // { ok: true, ... }, { ok: false, error }, or { ok: false, unknown: true, error }.
@@ -17,7 +17,8 @@
 // hello with "renews": true).
 //
 // versionOf(package) reads the installed version of a package for hello's
-// "version", e.g. "redlock 4.2.0".
+// "version", e.g. "redlock 4.2.0"; hello({ name, version, steps, renews })
+// is the hello handler that answers with them.
 
 const fs = require('fs');
 const path = require('path');
@@ -49,6 +50,23 @@ function versionOf(folder) {
   const file = path.join(__dirname, 'node_modules', folder, 'package.json');
   const { name, version } = JSON.parse(fs.readFileSync(file, 'utf8'));
   return `${name} ${String(version).replace(/^v(?=\d)/, '')}`;
+}
+
+// The hello handler: the name the lab's results and stories call the library
+// by, its installed version, and what it can do. No library here is
+// re-entrant as the lab counts it, or hands out fencing tokens; `steps` (the
+// steps it announces) and `renews` (it renews in the background and answers
+// `held`) are left out of the answer unless given.
+function hello({ name, version, steps, renews }) {
+  return () => ({
+    ok: true,
+    name,
+    version,
+    reentrant: false,
+    fencing: false,
+    ...(steps ? { steps } : {}),
+    ...(renews ? { renews: true } : {}),
+  });
 }
 
 function endpointsFrom(argv) {
@@ -150,4 +168,4 @@ function run(handlers) {
   });
 }
 
-module.exports = { run, endpointsFrom, versionOf };
+module.exports = { run, hello, endpointsFrom, versionOf };

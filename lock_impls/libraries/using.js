@@ -1,8 +1,8 @@
 'use strict';
 // The `--using` mode of the node-redlock 5 and @sesamecare-oss/redlock
-// adapters: the lock is held through the library's own auto-extension,
-// `redlock.using(resources, duration, settings, routine)`, as its README
-// recommends, instead of acquire / release.
+// adapters (redlock5.js): the lock is held through the library's own
+// auto-extension, `redlock.using(resources, duration, settings, routine)`, as
+// its README recommends, instead of acquire / release.
 //
 // acquire runs using() with a routine that answers the lab as soon as it
 // starts (the lock is acquired and the extension timer queued; validity_ms
@@ -18,7 +18,7 @@
 //
 // Both libraries' using() are the same code (redlock 5.0.0-beta.2
 // dist/cjs/index.js lines 408-476, @sesamecare-oss/redlock 1.4.0
-// build/index.js lines 322-392); each adapter passes in what differs:
+// build/index.js lines 322-392); redlock5.js passes in what differs:
 //
 //   usingHandlers({
 //     tap,                                  // the adapter's clients.js Tap

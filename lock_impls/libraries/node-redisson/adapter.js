@@ -3,7 +3,7 @@
 // with its watchdog, on one Redis node (the first --redis endpoint). See
 // README.md.
 const { Redisson } = require('node-redisson');
-const { run, endpointsFrom, versionOf } = require('../protocol');
+const { run, hello, endpointsFrom, versionOf } = require('../protocol');
 const { CLIENT_OPTIONS, whenReady, outcomeOf } = require('../clients');
 
 // The installed library's version, for hello.
@@ -98,7 +98,7 @@ async function extend() {
 // counts), and a failed renewal is only console.error'd (a refused one
 // silently drops the renewal entry from a private static map). See README.md.
 run({
-  hello: () => ({ ok: true, name: 'node-redisson', version: VERSION, reentrant: false, fencing: false }),
+  hello: hello({ name: 'node-redisson', version: VERSION }),
   acquire,
   release,
   extend,

@@ -2,15 +2,13 @@
 // locklab adapter for node-redlock 4.2.0 (npm "redlock", installed as the
 // alias "redlock-v4"): Redlock over every --redis endpoint. See README.md.
 const Redlock = require('redlock-v4');
-const { run, endpointsFrom, versionOf } = require('../protocol');
-const { connect, whenReady, outcomeOf, Tap, lost, settled, leftovers, describe } = require('../clients');
+const { run, hello, endpointsFrom, versionOf } = require('../protocol');
+const { tapped, outcomeOf, lost, settled, failedAcquire, describe } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redlock-v4');
 
-const clients = connect(endpointsFrom(process.argv));
-const tap = new Tap(clients);
-const ready = whenReady(clients);
+const { clients, tap, ready } = tapped(endpointsFrom(process.argv));
 
 // The library's default retryDelay (redlock.js `defaults`; README
 // "Configuration"). A wait of wait_ms allows floor(wait_ms / 200) retries.
@@ -61,11 +59,7 @@ async function acquire(request, ctx) {
     if (!(error instanceof Redlock.LockError)) return outcomeOf(error);
     // Every attempt that failed ran the unlock script on every node and
     // waited for it: a key can remain only where that unlock's reply was lost.
-    await settled(records);
-    const left = leftovers(records, classify);
-    const what = `${error.message} (last: ${describe(records.slice(-2 * clients.length), classify)})`;
-    if (left.length) return { ok: false, unknown: true, error: `${what}; the key may remain on nodes ${left}` };
-    return { ok: false, error: what };
+    return failedAcquire(records, classify, clients.length, (last) => `${error.message} (last: ${last})`);
   } finally {
     tap.stop();
   }
@@ -127,14 +121,7 @@ async function extend(request) {
 }
 
 run({
-  hello: () => ({
-    ok: true,
-    name: 'node-redlock-v4',
-    version: VERSION,
-    reentrant: false,
-    fencing: false,
-    steps: ['after-send', 'after-validity-check'],
-  }),
+  hello: hello({ name: 'node-redlock-v4', version: VERSION, steps: ['after-send', 'after-validity-check'] }),
   acquire,
   release,
   extend,

@@ -1,188 +1,50 @@
 'use strict';
 // locklab adapter for node-redlock 5.0.0-beta.2 (npm "redlock", installed as
-// the alias "redlock-v5"): Redlock over every --redis endpoint. See README.md.
-//
-// Two modes: by default acquire / release / extend map to the library's
-// acquire / release / extend. With `--using` an acquire holds the lock
-// through the library's auto-extension, redlock.using() (../using.js).
+// the alias "redlock-v5"): Redlock over every --redis endpoint, by default
+// acquire / release / extend, with `--using` holding the lock through
+// redlock.using(). See README.md. The mapping, shared with its fork
+// @sesamecare-oss/redlock, is ../redlock5.js; here is what is this library's.
 const { default: Redlock, ExecutionError, Lock } = require('redlock-v5');
-const { run, endpointsFrom, versionOf } = require('../protocol');
-const { connect, whenReady, outcomeOf, Tap, lost, settled, leftovers, describe } = require('../clients');
-const { usingHandlers } = require('../using');
+const { run, versionOf } = require('../protocol');
+const { redlock5 } = require('../redlock5');
 
-// The installed library's version, for hello.
-const VERSION = versionOf('redlock-v5');
-const USING = process.argv.includes('--using');
-
-const clients = connect(endpointsFrom(process.argv));
-const tap = new Tap(clients);
-const ready = whenReady(clients);
-
-// The library's defaults (`defaultSettings` in dist/cjs/index.js, README
-// "Configuration"): driftFactor 0.01, retryCount 10, retryDelay 200,
-// retryJitter 100, automaticExtensionThreshold 500. An acquire that may wait
-// wait_ms gets retryCount floor(wait_ms / 200) in its per-call settings;
-// release and extend run with the defaults.
-const RETRY_DELAY = 200;
-const redlock = new Redlock(clients);
-const ACQUIRE = redlock.scripts.acquireScript.hash;
-const RELEASE = redlock.scripts.releaseScript.hash;
-const EXTEND = redlock.scripts.extendScript.hash;
-
-// The scripts' arguments, evalsha or eval: [script, 1, key, value, duration?].
-function classify(record) {
-  if (record.sha === ACQUIRE) return { lock: true, value: record.args[3], set: (reply) => +reply === 1 };
-  if (record.sha === RELEASE) return { unlock: true, value: record.args[3] };
-  return null;
-}
-
-// Locks acquired here, by owner (the random value the library stored).
-const held = new Map();
-
-// The library's Lock for `owner`: the one acquired here, or one built from
-// the owner value (all release needs; extend also checks `expiration`,
-// unknown for another process's lock, so it is not limited here).
-function lockOf(request) {
-  return held.get(request.owner) || new Lock(redlock, [request.lock], request.owner, [], Infinity);
-}
-
-// The response to a failed acquire, from the commands it sent.
-async function acquireFailed(error, records) {
-  // Refused before sending anything (e.g. using()'s "A lock `duration` must
-  // be at least 100ms greater than the `automaticExtensionThreshold`").
-  if (!records.length) return { ok: false, error: error.message };
-  if (!(error instanceof ExecutionError)) return outcomeOf(error);
-  // After its last attempt the library ran the release script once on
-  // every node and waited only for a quorum of answers (index.js lines
-  // 219-228); wait for the rest to know where a key may remain.
-  await settled(records);
-  const left = leftovers(records, classify);
-  const what = `${error.message} (${error.attempts.length} attempts; ${describe(records.slice(-2 * clients.length), classify)})`;
-  if (left.length) return { ok: false, unknown: true, error: `${what}; the key may remain on nodes ${left}` };
-  return { ok: false, error: what };
-}
-
-// The after-send step: the EVALSHA of the acquire script sent to every node
-// in one attempt (then EVAL after NOSCRIPT, after the step).
-function acquireRound(ctx) {
-  return { match: (record) => record.name === 'evalsha' && record.sha === ACQUIRE, announce: () => ctx.step('after-send') };
-}
-
-// The response to a failed release, from the commands it sent.
-async function releaseFailed(error, records) {
-  if (!(error instanceof ExecutionError)) return outcomeOf(error);
-  await settled(records);
-  return votes(records, RELEASE, 'release', error);
-}
-
-async function acquire(request, ctx) {
-  await ready;
-  const start = Date.now();
-  const records = tap.record();
-  tap.round = acquireRound(ctx);
-  let lock;
-  try {
-    lock = await redlock.acquire([request.lock], request.ttl_ms, {
-      retryCount: Math.floor(request.wait_ms / RETRY_DELAY),
-    });
-  } catch (error) {
-    tap.round = null;
-    return acquireFailed(error, records);
-  } finally {
-    tap.stop();
-  }
-  held.set(lock.value, lock);
-  // lock.expiration = start of acquire() (before the first attempt) +
-  // duration - drift: what the library tells its users. No step
-  // "after-validity-check": this version never compares the expiration with
-  // the time the quorum was reached.
-  return { ok: true, owner: lock.value, validity_ms: Math.max(0, lock.expiration - start) };
-}
-
-// Votes of a script run on every node: definitely not done only if every
-// node answered and none applied it.
-function votes(records, sha, label, error) {
-  const runs = records.filter((record) => record.sha === sha);
-  const applied = runs.some((record) => record.state === 'reply' && +record.reply >= 1);
-  const last = describe(runs.slice(-clients.length), () => ({ label }));
-  const what = `${error.message} (${error.attempts.length} attempts; last: ${last})`;
-  if (applied || runs.some(lost)) return { ok: false, unknown: true, error: what };
-  return { ok: false, error: `not held: ${what}` };
-}
-
-async function release(request) {
-  await ready;
-  const lock = lockOf(request);
-  held.delete(request.owner);
-  const records = tap.record();
-  try {
-    await redlock.release(lock);
-    return { ok: true };
-  } catch (error) {
-    return releaseFailed(error, records);
-  } finally {
-    tap.stop();
-  }
-}
-
-async function extend(request) {
-  await ready;
-  const lock = lockOf(request);
-  const start = Date.now();
-  const records = tap.record();
-  try {
-    const extended = await redlock.extend(lock, request.ttl_ms);
-    held.set(request.owner, extended);
-    return { ok: true, validity_ms: Math.max(0, extended.expiration - start) };
-  } catch (error) {
-    if (!(error instanceof ExecutionError)) return outcomeOf(error);
-    if (!records.length) return { ok: false, error: error.message }; // "already-expired": nothing sent
-    await settled(records);
-    return votes(records, EXTEND, 'extend', error);
-  } finally {
-    tap.stop();
-  }
-}
-
-// --using: redlock.using([lock], ttl_ms, { retryCount }, routine), the
-// library's defaults otherwise (automaticExtensionThreshold 500 ms: a ttl_ms
-// under 600 is refused by using() before it sends anything). Its routine
-// gets only the AbortSignal; the lock value comes from the Lock that using()
-// got from `this.acquire` (observed by wrapping the instance's acquire; one
-// acquire runs at a time). Its extensions run Lock.extend(duration), i.e.
-// redlock.extend with the default settings (10 retries).
-function usingMode() {
-  let acquired = null;
-  const libraryAcquire = redlock.acquire;
-  redlock.acquire = async function (...args) {
-    acquired = await libraryAcquire.apply(this, args);
-    return acquired;
-  };
-  return usingHandlers({
-    tap,
-    round: acquireRound,
-    start: (request, routine) => {
-      acquired = null;
-      return ready.then(() =>
-        redlock.using([request.lock], request.ttl_ms, { retryCount: Math.floor(request.wait_ms / RETRY_DELAY) }, (signal) =>
-          routine(signal, acquired.value),
-        ),
-      );
+run(
+  redlock5({
+    name: 'node-redlock-v5',
+    // The installed library's version, for hello.
+    version: versionOf('redlock-v5'),
+    Redlock,
+    ExecutionError,
+    // The library's defaults (`defaultSettings` in dist/cjs/index.js, README
+    // "Configuration"): driftFactor 0.01, retryCount 10, retryDelay 200,
+    // retryJitter 100, automaticExtensionThreshold 500. An acquire that may
+    // wait wait_ms gets retryCount floor(wait_ms / 200) in its per-call
+    // settings; release and extend run with the defaults. The Lock it hands
+    // out has expiration = start of acquire() (before the first attempt) +
+    // duration - drift.
+    retryDelay: 200,
+    scripts: (redlock) => ({
+      acquire: redlock.scripts.acquireScript.hash,
+      release: redlock.scripts.releaseScript.hash,
+      extend: redlock.scripts.extendScript.hash,
+    }),
+    // The scripts' arguments, evalsha or eval: [script, 1, key, value, duration?].
+    valueArg: 3,
+    ownerLock: (redlock, request) => new Lock(redlock, [request.lock], request.owner, [], Infinity),
+    extend: (redlock, lock, ttl) => redlock.extend(lock, ttl),
+    // using()'s routine gets only the AbortSignal; the lock value comes from
+    // the Lock that using() got from `this.acquire` (observed by wrapping the
+    // instance's acquire; one acquire runs at a time). Its extensions run
+    // Lock.extend(duration), i.e. redlock.extend with the default settings
+    // (10 retries).
+    routineValue: (redlock) => {
+      let acquired = null;
+      const libraryAcquire = redlock.acquire;
+      redlock.acquire = async function (...args) {
+        acquired = await libraryAcquire.apply(this, args);
+        return acquired;
+      };
+      return () => acquired.value;
     },
-    acquireFailed,
-    releaseFailed,
-    releaseOther: release,
-  });
-}
-
-const hello = () => ({
-  ok: true,
-  name: USING ? 'node-redlock-v5-using' : 'node-redlock-v5',
-  version: VERSION,
-  reentrant: false,
-  fencing: false,
-  steps: ['after-send'],
-  ...(USING ? { renews: true } : {}),
-});
-
-run(USING ? { hello, ...usingMode() } : { hello, acquire, release, extend });
+  }),
+);

@@ -6,15 +6,14 @@ release, a Lua compare-and-pexpire to extend, on one Redis node (the first
 
     locklab runs:  /usr/bin/python3 adapter.py --redis host:port[,host:port...]
 
-The JSON-lines loop is the one of examples/adapters/redis_py_lock.py, run on
-asyncio. A release may carry "cancel_after_ms" (harness/adapter/PROTOCOL.md,
+The protocol (the --redis argument, the connection's timeouts, the JSON-lines
+loop on asyncio) is ../protocol.py, shared with examples/adapters/redis_py_lock.py.
+A release may carry "cancel_after_ms" (harness/adapter/PROTOCOL.md,
 sent when a scenario sets workload.params.release_cancel_after_ms): the
 library call is then cancelled after that long (asyncio.wait_for), as an
 application's own timeout would, and the answer is unknown.
 """
-import argparse
 import asyncio
-import json
 import os
 import re
 import sys
@@ -23,6 +22,9 @@ import redis
 import redis.asyncio as aioredis
 from redis.asyncio.lock import Lock
 from redis.exceptions import ConnectionError, LockError, LockNotOwnedError, RedisError, TimeoutError
+
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import protocol  # noqa: E402  (../protocol.py)
 
 # Errors raised while connecting, before a command was written.
 NOT_SENT = re.compile(r"^(Timeout connecting to server|Error (\S+ )?connecting to )")
@@ -97,12 +99,10 @@ class Adapter:
     async def handle(self, request):
         op = request.get("op")
         if op == "hello":
-            return {"ok": True, "name": "redis-py-asyncio-lock",
-                    "version": "redis-py " + redis.__version__, "reentrant": False,
-                    "fencing": False}
+            return protocol.hello("redis-py-asyncio-lock", "redis-py " + redis.__version__)
         handler = {"acquire": self.acquire, "release": self.release, "extend": self.extend}.get(op)
         if handler is None:
-            return {"ok": False, "error": "unknown op %r" % op}
+            return protocol.unknown_op(op)
         call = handler(request)
         cancel_after = request.get("cancel_after_ms")
         try:
@@ -117,31 +117,11 @@ class Adapter:
 
 
 async def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--redis", required=True, help="host:port[,host:port...]")
-    args = parser.parse_args()
-    host, port = args.redis.split(",")[0].rsplit(":", 1)
-    # Short socket timeouts (redis-py waits for ever by default): a
-    # partitioned or paused server gives an unknown outcome within a second.
-    # On a target with credentials the lab passes them in the environment.
-    client = aioredis.Redis(host=host, port=int(port), socket_timeout=1.0,
-                            socket_connect_timeout=0.5,
-                            username=os.environ.get("LOCKLAB_REDIS_USERNAME") or None,
-                            password=os.environ.get("LOCKLAB_REDIS_PASSWORD") or None)
-    adapter = Adapter(client)
-    loop = asyncio.get_running_loop()
-    while True:
-        line = await loop.run_in_executor(None, sys.stdin.readline)
-        if not line:
-            break
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        response = await adapter.handle(request)
-        response["id"] = request["id"]
-        sys.stdout.write(json.dumps(response) + "\n")
-        sys.stdout.flush()
-    os._exit(0)  # do not wait for the executor's thread or the connection
+    host, port = protocol.first_endpoint(__doc__.splitlines()[0])
+    # redis-py's defaults but for protocol.connection_options(): 1 s socket
+    # timeouts, the target's credentials; no retries (the default).
+    client = aioredis.Redis(host=host, port=port, **protocol.connection_options())
+    await protocol.serve_async(Adapter(client).handle)
 
 
 if __name__ == "__main__":

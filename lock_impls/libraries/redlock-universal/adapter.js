@@ -3,15 +3,13 @@
 // its IoredisAdapter: SET NX PX on every --redis endpoint. See README.md.
 const crypto = require('crypto');
 const { createRedlock, IoredisAdapter, LockAcquisitionError, LUA_SCRIPTS } = require('redlock-universal');
-const { run, endpointsFrom, versionOf } = require('../protocol');
-const { connect, whenReady, outcomeOf, Tap, lost, settled, leftovers, describe } = require('../clients');
+const { run, hello, endpointsFrom, versionOf } = require('../protocol');
+const { tapped, outcomeOf, lost, failedAcquire, describe } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redlock-universal');
 
-const clients = connect(endpointsFrom(process.argv));
-const tap = new Tap(clients);
-const ready = whenReady(clients);
+const { clients, tap, ready } = tapped(endpointsFrom(process.argv));
 // IoredisAdapter with its defaults (no key prefix; its own 5 s timeout per
 // command, which the client's 1 s command timeout beats).
 const adapters = clients.map((client) => new IoredisAdapter(client));
@@ -71,11 +69,7 @@ async function acquire(request, ctx) {
     if (!(error instanceof LockAcquisitionError)) return outcomeOf(error);
     // A failed attempt deletes its value only on the nodes that answered OK
     // (releasePartialLocks); each attempt has a value of its own.
-    await settled(records);
-    const left = leftovers(records, classify);
-    const what = `${error.message} (last: ${describe(records.slice(-2 * clients.length), classify)})`;
-    if (left.length) return { ok: false, unknown: true, error: `${what}; the key may remain on nodes ${left}` };
-    return { ok: false, error: what };
+    return failedAcquire(records, classify, clients.length, (last) => `${error.message} (last: ${last})`);
   } finally {
     tap.stop();
   }
@@ -126,14 +120,7 @@ async function extend(request) {
 }
 
 run({
-  hello: () => ({
-    ok: true,
-    name: 'redlock-universal',
-    version: VERSION,
-    reentrant: false,
-    fencing: false,
-    steps: ['after-send', 'after-validity-check'],
-  }),
+  hello: hello({ name: 'redlock-universal', version: VERSION, steps: ['after-send', 'after-validity-check'] }),
   acquire,
   release,
   extend,
