@@ -274,8 +274,9 @@ class MutualExclusion final : public Kind {
       return "; " + std::string(kStoppedByFencingLabel) + ": the store rejected " + holder + "'s " +
              std::to_string(o.late_writes_rejected) + " late write" +
              (o.late_writes_rejected == 1 ? "" : "s");
-    return "; the store accepted " + std::to_string(o.late_writes_accepted) + " of " + holder +
-           "'s late writes and rejected " + std::to_string(o.late_writes_rejected);
+    return "; the store accepted " + std::to_string(o.late_writes_accepted) + " late write" +
+           (o.late_writes_accepted == 1 ? "" : "s") + " of " + holder + "'s and rejected " +
+           std::to_string(o.late_writes_rejected);
   }
 
   static void complete(Violation& v, Ref end, HoldEnd how) {
@@ -330,8 +331,9 @@ class MutualExclusion final : public Kind {
              ""};
     set_events(m, {h.acquire_ok, step.invoke, step.ref});
     m.explanation = m.processes[0] + "'s write to " + m.lock + " invoked at " +
-                    event_text(step.invoke) + " and accepted came " + ms_text(ms) +
-                    leases_text(ms, h.lease.length_ns) + " before its lease ended";
+                    event_text(step.invoke) + " and accepted came " + ms_text(std::abs(ms)) +
+                    leases_text(std::abs(ms), h.lease.length_ns) +
+                    (ms >= 0 ? " before its lease ended, at most" : " after its lease ended");
     Reporter::keep_closer(kept, std::move(m));
   }
 
@@ -368,8 +370,9 @@ class MutualExclusion final : public Kind {
              ""};
     set_events(m, {a.acquire_ok, a.end, hold.start});
     m.explanation = m.processes[1] + " was granted " + m.lock + " at " + event_text(hold.start) +
-                    ", " + ms_text(ms) + leases_text(ms, a.lease.length_ns) + " after " +
-                    m.processes[0] + "'s lease ended, at most";
+                    ", " + ms_text(std::abs(ms)) + leases_text(std::abs(ms), a.lease.length_ns) +
+                    (ms >= 0 ? " after " + m.processes[0] + "'s lease ended, at most"
+                             : " before " + m.processes[0] + "'s lease ended");
     if (a.release == Release::InFlight)
       a.pending.push_back(std::move(m));
     else
