@@ -36,6 +36,11 @@ std::string leases_text(double ms, int64_t length_ns) {
   return text;
 }
 
+// "overrun: ", the start of an overlap's sentence.
+std::string label(OverlapClass overlap_class) {
+  return std::string(info(overlap_class).label) + ": ";
+}
+
 double ms_of(int64_t ns) {
   return double(ns) / 1e6;
 }
@@ -213,28 +218,29 @@ class MutualExclusion final : public Kind {
     const Ref ok = later.start;
     if (!a.lease.known) {
       o.overlap_class = name(OverlapClass::Unclassified);
-      o.explanation = "unclassified: " + p + "'s acquire gave no ttl_ms or validity_ms, so " +
-                      "its lease is unknown";
+      o.explanation = label(OverlapClass::Unclassified) + p +
+                      "'s acquire gave no ttl_ms or validity_ms, so " + "its lease is unknown";
     } else if (ok.time_ns < a.lease.lo) {
       o.overlap_class = name(OverlapClass::BrokenLease);
       o.inside_lease_ms = ms_of(a.lease.lo - ok.time_ns);
-      o.explanation = "broken lease: " + q + " was granted the lock at least " +
+      o.explanation = label(OverlapClass::BrokenLease) + q + " was granted the lock at least " +
                       ms_text(*o.inside_lease_ms) +
                       leases_text(*o.inside_lease_ms, a.lease.length_ns) + " before " + p +
                       "'s lease ended at " + ms_text(ms_of(a.lease.lo));
     } else if (a.lease.bounded_above() && b.grant_from.time_ns >= a.lease.upper()) {
       o.overlap_class = name(OverlapClass::Overrun);
-      o.explanation = "overrun: " + q + " was granted the lock after " + p + "'s lease ended at " +
-                      ms_text(ms_of(a.lease.upper()));
+      o.explanation = label(OverlapClass::Overrun) + q + " was granted the lock after " + p +
+                      "'s lease ended at " + ms_text(ms_of(a.lease.upper()));
     } else {
       o.overlap_class = name(OverlapClass::Unclassified);
-      o.explanation =
-          !a.lease.bounded_above()
-              ? "unclassified: " + p + "'s lease was renewed or extended by amounts the " +
-                    "history does not record, so when it ended is unknown"
-              : "unclassified: " + q + "'s grant came between " +
-                    ms_text(ms_of(b.grant_from.time_ns)) + " and " + ms_text(ms_of(ok.time_ns)) +
-                    ", and " + p + "'s lease ended in between (" + ms_text(ms_of(a.lease.lo)) + ")";
+      o.explanation = !a.lease.bounded_above()
+                          ? label(OverlapClass::Unclassified) + p +
+                                "'s lease was renewed or extended by amounts the " +
+                                "history does not record, so when it ended is unknown"
+                          : label(OverlapClass::Unclassified) + q + "'s grant came between " +
+                                ms_text(ms_of(b.grant_from.time_ns)) + " and " +
+                                ms_text(ms_of(ok.time_ns)) + ", and " + p +
+                                "'s lease ended in between (" + ms_text(ms_of(a.lease.lo)) + ")";
     }
     return o;
   }
