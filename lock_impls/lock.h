@@ -77,6 +77,12 @@ struct LockContext {
   std::function<std::optional<int64_t>(std::string_view name)> param = [](std::string_view) {
     return std::optional<int64_t>{};
   };
+  // A lock that renews its leases in the background reports each renewal
+  // here, so the history records it (a `renewed` event): `sent_ns` is this
+  // client's Clock reading when the renewal was sent, `outcome` what became
+  // of it. May be called from the lock's own background task.
+  std::function<void(const std::string& name, milliseconds ttl, int64_t sent_ns, Outcome outcome)>
+      renewed = [](const std::string&, milliseconds, int64_t, Outcome) {};
 };
 
 // Thrown through lock code at a step where the harness crashes the client:
@@ -114,6 +120,9 @@ class Lock {
   // True while a background renewal (watchdog) has failed since the last
   // acquire: the client may choose to stop working. Default: no watchdog.
   virtual bool renewal_failed(const std::string& /*name*/) { return false; }
+
+  // True when its background renewals go to LockContext::renewed, each one.
+  virtual bool reports_renewals() const { return false; }
 
   // Every name this lock passes to LockContext::step inside its operations
   // (beside the client's own workload steps), so that scenarios can fire a

@@ -168,6 +168,8 @@ class RedissonHash final : public Lock {
 
   bool reentrant() const override { return true; }
 
+  bool reports_renewals() const override { return true; }
+
   bool renewal_failed(const std::string& name) override {
     std::lock_guard lock(mu_);
     auto it = holdings_.find(name);
@@ -275,15 +277,18 @@ class RedissonHash final : public Lock {
                                  std::chrono::nanoseconds(kPollInterval)));
         continue;
       }
-      bool renewed = false;
+      Outcome outcome = Outcome::Refused;
       try {
         Reply reply = eval_script(*redis, scripts::redisson_renew, {next->name},
                                   {std::to_string(next->lease_time.count()), next->field});
-        renewed = reply.type == Reply::Type::Integer && reply.integer == 1;
+        if (reply.type == Reply::Type::Integer && reply.integer == 1) outcome = Outcome::Done;
       } catch (const RedisError&) {
-        // A timed-out renewal counts as failed, as in Redisson.
+        // A timed-out renewal counts as failed, as in Redisson; the history
+        // says its outcome is unknown.
+        outcome = Outcome::Unknown;
       }
-      record_renewal(*next, renewed, now);
+      context_.renewed(next->name, next->lease_time, now, outcome);
+      record_renewal(*next, outcome == Outcome::Done, now);
     }
   }
 

@@ -197,6 +197,7 @@ class Section {
              "it.</p>";
     out += facts();
     out += faults_table(run_);
+    out += harm();
     out += unavailable();
     out += timeline();
     out += violations();
@@ -206,6 +207,37 @@ class Section {
   }
 
  private:
+  // What the store suffered, the overlaps by whose fault, and how near a
+  // safe run came (checkers.h, "harm", "closest call"): harm is told apart
+  // from overlap, for the reader who asks whether the data was corrupted.
+  std::string harm() const {
+    if (!run_.check || !run_.check->harm) return "";
+    const checkers::Harm& h = *run_.check->harm;
+    std::string out =
+        "<h3>Harm</h3><p class=\"harm\"><b>" + std::string(h.harmful() ? "harmful" : "no harm") +
+        "</b>: the store accepted " + std::to_string(h.lost_updates) + " lost updates and " +
+        std::to_string(h.stale_writes) + " stale writes; fencing rejected " +
+        std::to_string(h.rejected_by_fencing) + " writes.";
+    std::string overlaps;
+    for (const auto& row : overlap_classes()) {
+      auto n = h.overlaps.find(std::string(row.name));
+      if (n != h.overlaps.end() && n->second > 0)
+        overlaps += (overlaps.empty() ? "" : ", ") + std::to_string(n->second) + " " +
+                    std::string(row.label);
+    }
+    auto stopped = h.overlaps.find(std::string(kStoppedByFencing));
+    if (!overlaps.empty() && stopped != h.overlaps.end() && stopped->second > 0)
+      overlaps +=
+          " (" + std::to_string(stopped->second) + " " + std::string(kStoppedByFencingLabel) + ")";
+    if (!overlaps.empty()) out += " Overlaps: " + escape(overlaps) + ".";
+    out += "</p>";
+    const auto& closest = run_.check->closest_call;
+    for (const auto* margin : {&closest.grant_after_lease, &closest.write_before_lease_end})
+      if (*margin)
+        out += "<p class=\"closest-call\">Closest call: " + escape((*margin)->explanation) + "</p>";
+    return out;
+  }
+
   // The stretches in which the lock refused everyone while a fault was in
   // force: what the faults cost, told apart from violations.
   std::string unavailable() const {
@@ -355,6 +387,8 @@ class Section {
     std::string out = "<li id=\"" + escape(id_) + "-violation-" + std::to_string(k + 1) + "\">";
     out += "<div class=\"violation-head\"><span class=\"tag\">V" + std::to_string(k + 1) +
            "</span><span class=\"kind\">" + escape(v.kind) + "</span>";
+    if (v.overlap)
+      out += " <span class=\"overlap-class\">" + escape(v.overlap->overlap_class) + "</span>";
     if (!v.lock.empty()) out += " on lock <b>" + escape(v.lock) + "</b>";
     if (!v.processes.empty()) {
       out += " by";
@@ -373,6 +407,8 @@ class Section {
     out += "</div>";
     if (!v.explanation.empty())
       out += "<p class=\"explanation\">" + linked(escape(v.explanation)) + "</p>";
+    if (v.overlap && !v.overlap->explanation.empty())
+      out += "<p class=\"explanation\">" + escape(v.overlap->explanation) + "</p>";
     return out + "</li>";
   }
 

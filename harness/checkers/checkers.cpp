@@ -1,5 +1,6 @@
 #include "checkers.h"
 
+#include <cmath>
 #include <fstream>
 
 #include "engine.h"
@@ -14,9 +15,63 @@ bool Results::violated() const {
   return false;
 }
 
+namespace {
+
+// Rounded to a thousandth (µs for ms): what a reader compares, without the
+// noise of float printing; rounding again changes nothing.
+double rounded(double value) {
+  return std::round(value * 1000) / 1000;
+}
+
+nlohmann::json overlap_json(const Overlap& o) {
+  nlohmann::json out{
+      {"lease_ms", o.lease_ms},
+      {"lease_source", o.lease_source},
+      {"clock_misjudged", o.clock_misjudged},
+      {"late_writes", {{"accepted", o.late_writes_accepted}, {"rejected", o.late_writes_rejected}}},
+      {"stopped_by_fencing", o.stopped_by_fencing()},
+      {"explanation", o.explanation}};
+  auto figure = [&](const char* ms_key, const char* leases_key, const std::optional<double>& ms) {
+    if (!ms) return;
+    out[ms_key] = rounded(*ms);
+    if (o.lease_ms > 0) out[leases_key] = rounded(*ms / o.lease_ms);
+  };
+  figure("inside_lease_ms", "inside_leases", o.inside_lease_ms);
+  figure("past_lease_ms", "past_leases", o.past_lease_ms);
+  return out;
+}
+
+nlohmann::json margin_json(const std::optional<Margin>& m) {
+  if (!m) return nullptr;
+  return {{"ms", rounded(m->ms)},         {"leases", rounded(m->leases)}, {"lock", m->lock},
+          {"processes", m->processes},    {"events", m->events},          {"times_ns", m->times_ns},
+          {"explanation", m->explanation}};
+}
+
+}  // namespace
+
 nlohmann::json violation_json(const Violation& v) {
-  return {{"kind", v.kind},     {"lock", v.lock},         {"processes", v.processes},
-          {"events", v.events}, {"times_ns", v.times_ns}, {"explanation", v.explanation}};
+  nlohmann::json out{{"kind", v.kind},           {"lock", v.lock},
+                     {"processes", v.processes}, {"events", v.events},
+                     {"times_ns", v.times_ns},   {"explanation", v.explanation}};
+  if (v.overlap) {
+    out["class"] = v.overlap->overlap_class;
+    out["overlap"] = overlap_json(*v.overlap);
+  }
+  return out;
+}
+
+nlohmann::json harm_json(const Harm& h) {
+  return {{"harmful", h.harmful()},
+          {"lost_updates", h.lost_updates},
+          {"stale_writes", h.stale_writes},
+          {"rejected_by_fencing", h.rejected_by_fencing},
+          {"overlaps", h.overlaps}};
+}
+
+nlohmann::json closest_call_json(const ClosestCall& c) {
+  return {{"grant_after_lease", margin_json(c.grant_after_lease)},
+          {"write_before_lease_end", margin_json(c.write_before_lease_end)}};
 }
 
 nlohmann::json unavailability_json(const Unavailability& u) {
@@ -37,7 +92,9 @@ nlohmann::json Results::to_json() const {
           {"counts", counts},
           {"per_lock", per_lock},
           {"violations", listed},
-          {"unavailable", stretches}};
+          {"unavailable", stretches},
+          {"harm", harm_json(harm)},
+          {"closest_call", closest_call_json(closest_call)}};
 }
 
 Results check_events(const std::vector<history::Event>& events, const Options& options) {

@@ -82,6 +82,49 @@
 //   that set the implied depth and the one that contradicts it (with the
 //   release invoke).
 //
+// Overlap classes (violation_kind.h, OverlapClass): every mutual-exclusion
+//   violation, earlier hold A by p and later hold B by q, is told as a
+//   broken lease or an overrun from A's lease, in the history's time:
+//   - A's lease starts at the start of the attempt that won it (acquire ok
+//     value.attempt_ns), else at its acquire invoke, and lasts the shorter of
+//     the invoke's ttl_ms and the ok's validity_ms (lease_source "validity"
+//     when the lock reported one, "ttl" when it hid its lease). A re-entrant
+//     acquire ok, an extend ok and a watchdog's `renewed` ok move its end to
+//     their start plus their ttl (when later). Its end as A's own clock saw
+//     it: the acquire invoke's client_time_ns plus the lease (extends alike).
+//   - The lease end is known between two bounds: `lo` counts what surely
+//     happened, `hi` also what may have (an extend or renewal in flight or
+//     of unknown outcome); a lock that renews its lease in the background
+//     without recording the renewals (acquire ok value.renews without
+//     renewals_recorded) has no `hi`.
+//   - q's grant happened between B's attempt start (value.attempt_ns, else
+//     B's acquire invoke) and B's acquire ok. broken-lease when B's ok came
+//     before lo: inside_lease_ms = lo - B's ok (at least that far inside).
+//     overrun when B's attempt started at or after hi: past_lease_ms = A's
+//     last act as holder (its last write invoke, or the release invoke or
+//     lost event that ended the hold) - hi, when that act came after hi; the
+//     overrun is clock_misjudged when A's clock at that act still showed
+//     lease left. unclassified otherwise (no ttl_ms, unrecorded renewals, or
+//     a grant window that straddles the lease's end), with the reason.
+//   - late writes: A's writes invoked after B's acquire ok, counted by what
+//     the store did: accepted, rejected by fencing. An overlap with late
+//     writes all rejected is "stopped by fencing".
+//   Lease bounds are taken as they stood at B's acquire ok.
+//
+// Harm: what the protected store accepted that it should not have (lost
+//   updates, stale writes) beside what fencing rejected; a run is harmful
+//   when the store accepted such a write, whatever the overlaps.
+//
+// Closest call: the smallest margins a history shows, a safe run's distance
+//   from a violation. grant_after_lease: over holds B whose lock was handed
+//   over by expiry (the previous hold A, by another process, ended without a
+//   release that completed ok: a crash, lost, a failed or unknown release),
+//   B's acquire ok - A's lease end lo: the grant came at most this long after
+//   the lease ended (negative: inside it). write_before_lease_end: over
+//   accepted writes under a hold with a known lease, the lease end hi - the
+//   write's invoke: the write came at most this close to the lease's end
+//   (negative: after it).
+//
 // A process named by a crash-client event holds nothing from that event on;
 // what it still records afterwards (it dies at its next step) counts only
 // as facts about Redis and the store: tokens, accepted writes, deletions.
@@ -101,15 +144,66 @@
 
 namespace locklab::checkers {
 
+// What the earlier holder's lease shows of a mutual-exclusion violation
+// (above, "overlap classes"). Durations in ms of the history's time.
+struct Overlap {
+  std::string overlap_class;              // an OverlapClass's name
+  std::string lease_source;               // "validity", "ttl"; empty when no lease is known
+  double lease_ms = 0;                    // the earlier lease's length; 0 when unknown
+  std::optional<double> inside_lease_ms;  // broken-lease: granted at least this long before its end
+  std::optional<double> past_lease_ms;    // overrun: the holder's last act this long after its end
+  bool clock_misjudged = false;           // overrun: the holder's clock still showed lease left
+  int64_t late_writes_accepted = 0;       // the earlier holder's writes after the later grant
+  int64_t late_writes_rejected = 0;
+  std::string explanation;  // one sentence: the class and its figures, or why unclassified
+
+  bool stopped_by_fencing() const { return late_writes_accepted == 0 && late_writes_rejected > 0; }
+  bool operator==(const Overlap&) const = default;
+};
+
 struct Violation {
   std::string kind;  // a ViolationKind's name (violation_kind.h)
   std::string lock;
   std::vector<std::string> processes;
-  std::vector<int64_t> events;    // history indices of the events that prove it, ascending
-  std::vector<int64_t> times_ns;  // time_ns of those events, same order
-  std::string explanation;        // one sentence in plain words
+  std::vector<int64_t> events;     // history indices of the events that prove it, ascending
+  std::vector<int64_t> times_ns;   // time_ns of those events, same order
+  std::string explanation;         // one sentence in plain words
+  std::optional<Overlap> overlap;  // mutual-exclusion only
 
   bool operator==(const Violation&) const = default;
+};
+
+// What the protected store suffered in a run (above, "harm").
+struct Harm {
+  int64_t lost_updates = 0;         // accepted writes that lost an update
+  int64_t stale_writes = 0;         // accepted writes under an overtaken hold
+  int64_t rejected_by_fencing = 0;  // writes the store rejected
+  // Overlaps by class: every OverlapClass's name (0 when none), and
+  // kStoppedByFencing (overlaps whose late writes were all rejected).
+  std::map<std::string, int64_t> overlaps;
+
+  bool harmful() const { return lost_updates + stale_writes > 0; }
+  bool operator==(const Harm&) const = default;
+};
+
+// One margin of a closest call (above).
+struct Margin {
+  double ms = 0;
+  double leases = 0;  // ms in leases of the hold it measures
+  std::string lock;
+  std::vector<std::string> processes;
+  std::vector<int64_t> events;    // the events it is measured between, ascending
+  std::vector<int64_t> times_ns;  // their time_ns
+  std::string explanation;
+
+  bool operator==(const Margin&) const = default;
+};
+
+struct ClosestCall {
+  std::optional<Margin> grant_after_lease;
+  std::optional<Margin> write_before_lease_end;
+
+  bool operator==(const ClosestCall&) const = default;
 };
 
 // A stretch in which nobody could take a lock while a fault was in force
@@ -134,8 +228,18 @@ inline constexpr const char* kAvailabilityLost = "availability-lost";
 nlohmann::json unavailability_json(const Unavailability& stretch);
 
 // `violation` as every JSON document carries it:
-// {kind, lock, processes, events, times_ns, explanation}.
+// {kind, lock, processes, events, times_ns, explanation}, and for an
+// overlap "class" and "overlap": {lease_ms, lease_source, inside_lease_ms,
+// inside_leases, past_lease_ms, past_leases, clock_misjudged, late_writes:
+// {accepted, rejected}, stopped_by_fencing, explanation}.
 nlohmann::json violation_json(const Violation& violation);
+
+// {harmful, lost_updates, stale_writes, rejected_by_fencing, overlaps: {class: n}}.
+nlohmann::json harm_json(const Harm& harm);
+
+// {grant_after_lease, write_before_lease_end}: each {ms, leases, lock,
+// processes, events, times_ns, explanation} or null.
+nlohmann::json closest_call_json(const ClosestCall& closest);
 
 struct Options {
   double liveness_factor = 3.0;      // liveness: unavailable for longer than this many TTLs
@@ -149,11 +253,14 @@ struct Results {
                                             // "events", "holds", "writes-accepted",
                                             // "availability-lost"
   std::map<std::string, std::map<std::string, int64_t>> per_lock;  // lock -> the same counts
+  Harm harm;
+  ClosestCall closest_call;
 
   bool violated() const;
   // {"verdict":"safe"|"violated","counts":{...},"per_lock":{lock:{kind:count}},
   //  "violations":[{kind,lock,processes,events,times_ns,explanation}],
-  //  "unavailable":[{lock,faults,from_ns,to_ns,events,times_ns,explanation}]}
+  //  "unavailable":[{lock,faults,from_ns,to_ns,events,times_ns,explanation}],
+  //  "harm":{...},"closest_call":{...}}
   nlohmann::json to_json() const;
 };
 

@@ -7,17 +7,30 @@ namespace locklab::checkers {
 using history::HistoryError;
 using history::Type;
 
-void set_events(Violation& v, std::initializer_list<Ref> refs) {
+namespace {
+
+void set_sorted(std::vector<int64_t>& events, std::vector<int64_t>& times_ns,
+                std::initializer_list<Ref> refs) {
   std::vector<Ref> sorted;
   for (Ref ref : refs)
     if (ref) sorted.push_back(ref);
   std::sort(sorted.begin(), sorted.end(), [](Ref a, Ref b) { return a.index < b.index; });
-  v.events.clear();
-  v.times_ns.clear();
+  events.clear();
+  times_ns.clear();
   for (Ref ref : sorted) {
-    v.events.push_back(ref.index);
-    v.times_ns.push_back(ref.time_ns);
+    events.push_back(ref.index);
+    times_ns.push_back(ref.time_ns);
   }
+}
+
+}  // namespace
+
+void set_events(Violation& v, std::initializer_list<Ref> refs) {
+  set_sorted(v.events, v.times_ns, refs);
+}
+
+void set_events(Margin& m, std::initializer_list<Ref> refs) {
+  set_sorted(m.events, m.times_ns, refs);
 }
 
 // --- Reporter ---------------------------------------------------------------
@@ -68,6 +81,14 @@ Results Reporter::results(const Names& locks) {
       results.per_lock[locks[LockId(lock)]][name] = lock < c.per_lock.size() ? c.per_lock[lock] : 0;
   }
   results.counts["events"] = counts_[counter("events")].total;
+  results.harm.lost_updates = results.counts[std::string(name(ViolationKind::LostUpdate))];
+  results.harm.stale_writes = results.counts[std::string(name(ViolationKind::StaleWrite))];
+  results.harm.rejected_by_fencing = results.counts["fencing-saved"];
+  for (const auto& row : overlap_classes())
+    results.harm.overlaps[std::string(row.name)] = counts_[counter(std::string(row.name))].total;
+  results.harm.overlaps[std::string(kStoppedByFencing)] =
+      counts_[counter(std::string(kStoppedByFencing))].total;
+  results.closest_call = std::move(closest_call_);
   results.violations = std::move(listed_);
   results.unavailable = std::move(unavailable_);
   std::stable_sort(results.violations.begin(), results.violations.end(),
@@ -90,7 +111,10 @@ Op classify(std::string_view f) {
     case 6:
       return f == "extend" ? Op::Extend : Op::Other;
     case 7:
-      return f == "acquire" ? Op::Acquire : f == "release" ? Op::Release : Op::Other;
+      return f == "acquire"   ? Op::Acquire
+             : f == "release" ? Op::Release
+             : f == "renewed" ? Op::Renewed
+                              : Op::Other;
     default:
       return Op::Other;
   }
@@ -131,7 +155,7 @@ Engine::Engine(const Options& options, std::function<std::string(int64_t)> where
   holds_ = reporter_.counter("holds");
   kinds_ = make_kinds(context_);
   for (auto& kind : kinds_) {
-    for (unsigned op = 0; op < 6; ++op)
+    for (unsigned op = 0; op < kOps; ++op)
       if (kind->ops() & (1u << op)) by_op_[op].push_back(kind.get());
     if (kind->wants_time()) time_kinds_.push_back(kind.get());
     if (kind->wants_holds()) hold_kinds_.push_back(kind.get());
@@ -174,8 +198,9 @@ void Engine::observe(const history::EventView& e) {
   Step step{e,  ref,    process, e.lock ? locks_.intern(*e.lock) : kNoLock,
             op, e.type, Ref{},   state.dead};
 
-  // Pairing: a process has at most one operation in flight; `lost` is a single event.
-  if (step.op == Op::Lost) {
+  // Pairing: a process has at most one operation in flight; `lost` and
+  // `renewed` (its watchdog's) are single events.
+  if (step.op == Op::Lost || step.op == Op::Renewed) {
   } else if (e.type == Type::Invoke) {
     if (state.in_flight.f >= 0 && !lenient_) {
       structure_error(step, "invoked " + std::string(e.f) + " while its " +
@@ -226,7 +251,7 @@ void Engine::observe(const history::EventView& e) {
 }
 
 std::string Engine::f_name(int32_t f) const {
-  static const char* const kKnown[] = {"acquire", "release", "extend", "write", "lost"};
+  static const char* const kKnown[] = {"acquire", "release", "extend", "write", "lost", "renewed"};
   return f < int32_t(Op::Other) ? kKnown[f] : fs_[f - int32_t(Op::Other)];
 }
 

@@ -33,13 +33,15 @@ struct Ref {
 
 // Sets v.events and v.times_ns from `refs` in index order, skipping empty ones.
 void set_events(Violation& v, std::initializer_list<Ref> refs);
+void set_events(Margin& m, std::initializer_list<Ref> refs);
 
 // "event 17"
 inline std::string event_text(Ref ref) {
   return "event " + std::to_string(ref.index);
 }
 
-enum class Op { Acquire, Release, Extend, Write, Lost, Other };
+enum class Op { Acquire, Release, Extend, Write, Lost, Renewed, Other };
+constexpr unsigned kOps = unsigned(Op::Other) + 1;
 constexpr unsigned bit(Op op) {
   return 1u << unsigned(op);
 }
@@ -117,6 +119,11 @@ class Reporter {
   Violation& amend(size_t listed) { return listed_[listed]; }
   // Adds to a counter that is not a violation ("holds", "fencing-saved", ...).
   void add(Counter counter, LockId lock, int64_t n = 1);
+  // Keeps `margin` as the closest call of its sort when it is closer than the one kept.
+  static void keep_closer(std::optional<Margin>& kept, Margin margin) {
+    if (!kept || margin.ms < kept->ms) kept = std::move(margin);
+  }
+  ClosestCall& closest_call() { return closest_call_; }
 
   Results results(const Names& locks);
 
@@ -131,6 +138,7 @@ class Reporter {
   std::vector<Count> counts_;
   std::vector<Violation> listed_;
   std::vector<Unavailability> unavailable_;
+  ClosestCall closest_call_;
 };
 
 // Everything a kind of checker can read.
@@ -234,7 +242,7 @@ class Engine {
   Reporter::Counter holds_ = 0;
   Context context_;
   std::vector<std::unique_ptr<Kind>> kinds_;
-  std::vector<Kind*> by_op_[6];     // the kinds that want each Op
+  std::vector<Kind*> by_op_[kOps];  // the kinds that want each Op
   std::vector<Kind*> time_kinds_;   // the kinds that want on_time()
   std::vector<Kind*> hold_kinds_;   // the kinds that want on_hold_start() / on_hold_end()
   std::vector<Kind*> fault_kinds_;  // the kinds that want on_fault()

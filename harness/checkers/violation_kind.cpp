@@ -34,7 +34,46 @@ const std::array<ViolationKindInfo, kViolationKindCount> kViolationKinds = {{
 static_assert(kViolationKindCount == static_cast<size_t>(ViolationKind::Reentrancy) + 1,
               "kViolationKindCount must count every ViolationKind");
 
+// One row per class, in enum order (checked below).
+const std::array<OverlapClassInfo, kOverlapClassCount> kOverlapClasses = {{
+    {OverlapClass::BrokenLease, "broken-lease", "broken lease",
+     "the lock granted the later holder while the earlier holder's lease was still in force: "
+     "the lock's fault, which no care of the holder prevents"},
+    {OverlapClass::Overrun, "overrun", "overrun",
+     "the later holder was granted after the earlier holder's lease had ended, and the earlier "
+     "holder went on acting as the holder: only fencing prevents this"},
+    {OverlapClass::Unclassified, "unclassified", "unclassified",
+     "the history cannot tell whether the later grant came inside the earlier lease or after it"},
+}};
+
+static_assert(kOverlapClassCount == static_cast<size_t>(OverlapClass::Unclassified) + 1,
+              "kOverlapClassCount must count every OverlapClass");
+
 }  // namespace
+
+std::span<const OverlapClassInfo> overlap_classes() {
+  return kOverlapClasses;
+}
+
+const OverlapClassInfo& info(OverlapClass overlap_class) {
+  return kOverlapClasses.at(static_cast<size_t>(overlap_class));
+}
+
+std::string_view name(OverlapClass overlap_class) {
+  return info(overlap_class).name;
+}
+
+std::optional<OverlapClass> overlap_class_named(std::string_view name) {
+  for (const auto& row : kOverlapClasses)
+    if (row.name == name) return row.overlap_class;
+  return std::nullopt;
+}
+
+std::string overlap_class_list() {
+  std::string out;
+  for (const auto& row : kOverlapClasses) out += (out.empty() ? "" : ", ") + std::string(row.name);
+  return out;
+}
 
 std::span<const ViolationKindInfo> violation_kinds() {
   return kViolationKinds;

@@ -68,6 +68,38 @@ const std::vector<std::string>& violation_kind_names();
 // "mutual-exclusion, lost-update, …": every name, for messages.
 std::string violation_kind_list();
 
+// Whose fault an overlap (a mutual-exclusion violation) was, judged from the
+// earlier holder's lease (checkers.h, "overlap classes"). Every document,
+// report and message spells a class as its row in overlap_classes() does.
+enum class OverlapClass {
+  BrokenLease,   // the lock granted the later holder while the earlier lease was in force
+  Overrun,       // granted after the earlier lease ended, and its holder went on acting
+  Unclassified,  // the history cannot tell which
+};
+inline constexpr size_t kOverlapClassCount = 3;
+
+struct OverlapClassInfo {
+  OverlapClass overlap_class;
+  std::string_view name;     // as results.json, expectations and `locklab check` spell it
+  std::string_view label;    // a table's words: "broken lease"
+  std::string_view meaning;  // one line for people
+};
+
+// Every class, in enum order.
+std::span<const OverlapClassInfo> overlap_classes();
+const OverlapClassInfo& info(OverlapClass overlap_class);
+// "broken-lease", "overrun", "unclassified".
+std::string_view name(OverlapClass overlap_class);
+// The class named `name`, or nullopt.
+std::optional<OverlapClass> overlap_class_named(std::string_view name);
+// "broken-lease, overrun, unclassified": every name, for messages.
+std::string overlap_class_list();
+
+// An overlap in which the earlier holder wrote after the later grant and the
+// store rejected every one of those writes: the words results and reports use.
+inline constexpr std::string_view kStoppedByFencing = "stopped-by-fencing";
+inline constexpr std::string_view kStoppedByFencingLabel = "stopped by fencing";
+
 // What a check concluded, or why there is no conclusion.
 enum class Verdict {
   Safe,      // the history shows no violation

@@ -34,7 +34,17 @@ int64_t SkewableClock::reading_locked(int64_t real_mono) const {
 int64_t SkewableClock::now_ns() {
   if (gate_) gate_->pass();
   std::lock_guard lock(mu_);
-  return reading_locked(monotonic_ns());
+  const int64_t real = monotonic_ns();
+  const int64_t reading = reading_locked(real);
+  remembered_[next_remembered_++ % kRemembered] = {reading, real};
+  return reading;
+}
+
+std::optional<int64_t> SkewableClock::real_time_of(int64_t reading) {
+  std::lock_guard lock(mu_);
+  for (const Remembered& r : remembered_)
+    if (r.real_mono >= 0 && r.reading == reading) return r.real_mono;
+  return std::nullopt;
 }
 
 void SkewableClock::sleep_for(std::chrono::nanoseconds d) {

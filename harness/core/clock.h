@@ -2,9 +2,11 @@
 // the harness can skew, jump, drift or freeze it per client.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 
 #include "pause_gate.h"
 
@@ -45,8 +47,23 @@ class SkewableClock final : public Clock {
   void set_rate(double rate);
   double rate();
 
+  // The harness monotonic time (monotonic_ns()) at which this clock gave
+  // `reading`, if it was one of its latest readings: a lock that notes when
+  // it began an attempt by this clock lets the history say when that was in
+  // the lab's own time. nullopt when no recent reading was `reading`.
+  std::optional<int64_t> real_time_of(int64_t reading);
+
  private:
   int64_t reading_locked(int64_t real_mono) const;
+
+  // The latest readings and when they were taken, oldest overwritten first.
+  static constexpr size_t kRemembered = 64;
+  struct Remembered {
+    int64_t reading = 0;
+    int64_t real_mono = -1;  // -1: empty
+  };
+  std::array<Remembered, kRemembered> remembered_{};
+  size_t next_remembered_ = 0;
 
   PauseGate* gate_;
   std::mutex mu_;

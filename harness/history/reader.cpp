@@ -119,7 +119,12 @@ struct ValueField {
   std::optional<int64_t> EventView::*member;
 };
 constexpr ValueField kAcquireFields[] = {{"ttl_ms", &EventView::ttl_ms},
-                                         {"reentry", &EventView::reentry}};
+                                         {"reentry", &EventView::reentry},
+                                         {"validity_ms", &EventView::validity_ms},
+                                         {"attempt_ns", &EventView::attempt_ns}};
+constexpr ValueField kExtendFields[] = {{"ttl_ms", &EventView::ttl_ms}};
+constexpr ValueField kRenewedFields[] = {{"ttl_ms", &EventView::ttl_ms},
+                                         {"sent_ns", &EventView::sent_ns}};
 constexpr ValueField kWriteFields[] = {{"read", &EventView::read}, {"write", &EventView::write}};
 constexpr ValueField kReleaseFields[] = {{"deleted", &EventView::deleted},
                                          {"remaining", &EventView::remaining}};
@@ -128,12 +133,28 @@ std::span<const ValueField> value_fields(std::string_view f) {
   if (equals(f, "acquire")) return kAcquireFields;
   if (equals(f, "write")) return kWriteFields;
   if (equals(f, "release")) return kReleaseFields;
+  if (equals(f, "extend")) return kExtendFields;
+  if (equals(f, "renewed")) return kRenewedFields;
+  return {};
+}
+
+// The boolean fields of `value` that checkers read (acquire only).
+struct FlagField {
+  std::string_view name;
+  bool EventView::*member;
+};
+constexpr FlagField kAcquireFlags[] = {{"renews", &EventView::renews},
+                                       {"renewals_recorded", &EventView::renewals_recorded}};
+
+std::span<const FlagField> flag_fields(std::string_view f) {
+  if (equals(f, "acquire")) return kAcquireFlags;
   return {};
 }
 
 void clear_value_fields(EventView& view) {
   view.ttl_ms = view.reentry = view.read = view.write = view.deleted = view.remaining =
-      std::nullopt;
+      view.validity_ms = view.attempt_ns = view.sent_ns = std::nullopt;
+  view.renews = view.renewals_recorded = false;
   view.targets.clear();
   view.phase = EventView::Phase::None;
   view.fault = std::nullopt;
@@ -180,6 +201,7 @@ void fill_view(const Event& e, EventView& view) {
   view.f = e.f;
   view.lock = e.lock ? std::optional<std::string_view>(*e.lock) : std::nullopt;
   view.token = e.token;
+  view.client_time_ns = e.client_time_ns;
   clear_value_fields(view);
   for (const auto& field : value_fields(e.f)) {
     if (!e.value.is_object()) break;
@@ -190,6 +212,16 @@ void fill_view(const Event& e, EventView& view) {
                       " must be an integer, got " + shown(*it)};
     }
     view.*field.member = it->get<int64_t>();
+  }
+  for (const auto& field : flag_fields(e.f)) {
+    if (!e.value.is_object()) break;
+    auto it = e.value.find(field.name);
+    if (it == e.value.end() || it->is_null()) continue;
+    if (!it->is_boolean()) {
+      throw LineError{"field \"value." + std::string(field.name) + "\" of " + e.f +
+                      " must be true or false, got " + shown(*it)};
+    }
+    view.*field.member = it->get<bool>();
   }
   if (equals(e.process, "nemesis") && e.value.is_object()) {
     if (auto phase = e.value.find("phase"); phase != e.value.end() && phase->is_string())
@@ -345,6 +377,7 @@ class FastParser {
     unknown_keys_.clear();
     view.lock.reset();
     view.token.reset();
+    view.client_time_ns.reset();
     for (auto [key, element] : doc) {
       const Field field = field_of(key);
       if (field == Field::Unknown) {
@@ -397,7 +430,11 @@ class FastParser {
           if (!element.is_null() && !element.is_string()) return false;
           break;
         case Field::ClientTime:
-          if (!element.is_null() && !element.is_int64()) return false;
+          if (!element.is_null()) {
+            int64_t client_time;
+            if (element.get_int64().get(client_time)) return false;
+            view.client_time_ns = client_time;
+          }
           break;
         case Field::Value:
           value = element;
@@ -484,6 +521,19 @@ class FastParser {
             return false;
           } else {
             view.*field.member = number;
+          }
+        }
+      }
+      for (auto [key, member] : object) {
+        for (const auto& field : flag_fields(view.f)) {
+          if (key != field.name) continue;
+          bool flag = false;
+          if (member.is_null()) {
+            view.*field.member = false;
+          } else if (member.get_bool().get(flag)) {
+            return false;
+          } else {
+            view.*field.member = flag;
           }
         }
       }

@@ -39,14 +39,22 @@ struct EventView {
   std::string_view f;
   std::optional<std::string_view> lock;
   std::optional<int64_t> token;
+  std::optional<int64_t> client_time_ns;  // the client's own clock
   // Integer fields of `value` (FORMAT.md, "Operations and their value").
-  std::optional<int64_t> ttl_ms;          // acquire invoke
+  std::optional<int64_t> ttl_ms;          // acquire, extend invoke; renewed
+  std::optional<int64_t> validity_ms;     // acquire ok: how long the holder may act
+  std::optional<int64_t> attempt_ns;      // acquire ok: when the attempt that won began
+  std::optional<int64_t> sent_ns;         // renewed: when the watchdog sent the renewal
   std::optional<int64_t> reentry;         // acquire ok: nesting depth after it
   std::optional<int64_t> read;            // write: the counter value read
   std::optional<int64_t> write;           // write: the value written
   std::optional<int64_t> deleted;         // release ok: keys an unconditional DEL removed
   std::optional<int64_t> remaining;       // release ok: nesting depth left
   std::vector<std::string_view> targets;  // crash-client: the processes it kills
+  // Boolean fields of `value`: acquire ok. The lock renews this lease in the
+  // background (a watchdog), and the history records those renewals.
+  bool renews = false;
+  bool renewals_recorded = false;
   // Nemesis events (FORMAT.md, "Nemesis events"): whether the fault starts or
   // ends here (value.phase), which fault of the run it is (value.fault), and
   // whether it is over once applied (value.moment).

@@ -29,6 +29,8 @@ class ProcessLog {
   ProcessLog& operator=(const ProcessLog&) = delete;
 
   const std::string& process() const { return process_; }
+  // The monotonic_ns() from which its events' time_ns count.
+  int64_t origin_ns() const { return origin_ns_; }
   // Stamps time_ns (and process) and records the event. Throws with the
   // spool's path when it cannot be written.
   void append(Event event);

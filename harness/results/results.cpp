@@ -35,6 +35,23 @@ Expectation read_expectation(Fields e) {
   return out;
 }
 
+checkers::Overlap read_overlap(Fields o, const std::string& overlap_class) {
+  checkers::Overlap out;
+  out.overlap_class = overlap_class;
+  out.lease_source = o.text("lease_source").value_or("");
+  out.lease_ms = o.number("lease_ms").value_or(0);
+  out.inside_lease_ms = o.number("inside_lease_ms");
+  out.past_lease_ms = o.number("past_lease_ms");
+  out.clock_misjudged = o.boolean("clock_misjudged").value_or(false);
+  if (o.find("late_writes")) {
+    Fields late = o.child("late_writes");
+    out.late_writes_accepted = late.integer("accepted").value_or(0);
+    out.late_writes_rejected = late.integer("rejected").value_or(0);
+  }
+  out.explanation = o.text("explanation").value_or("");
+  return out;
+}
+
 checkers::Violation read_violation(Fields v) {
   checkers::Violation out;
   out.kind = v.text("kind").value_or("violation");
@@ -43,6 +60,12 @@ checkers::Violation read_violation(Fields v) {
   out.events = v.integers("events");
   out.times_ns = v.integers("times_ns");
   out.explanation = v.text("explanation").value_or("");
+  // A class this reader does not know (a newer file) reads as unclassified.
+  if (auto overlap_class = v.text("class")) {
+    if (!overlap_class_named(*overlap_class)) *overlap_class = name(OverlapClass::Unclassified);
+    out.overlap = v.find("overlap") ? read_overlap(v.child("overlap"), *overlap_class)
+                                    : checkers::Overlap{.overlap_class = *overlap_class};
+  }
   return out;
 }
 
@@ -58,6 +81,33 @@ checkers::Unavailability read_unavailability(Fields u) {
   return out;
 }
 
+checkers::Harm read_harm(Fields h) {
+  checkers::Harm out;
+  out.lost_updates = h.integer("lost_updates").value_or(0);
+  out.stale_writes = h.integer("stale_writes").value_or(0);
+  out.rejected_by_fencing = h.integer("rejected_by_fencing").value_or(0);
+  out.overlaps = h.integer_map("overlaps");
+  return out;
+}
+
+std::optional<checkers::Margin> read_margin(Fields c, const std::string& key) {
+  if (!c.find(key)) return std::nullopt;
+  Fields m = c.child(key);
+  checkers::Margin out;
+  out.ms = m.number("ms").value_or(0);
+  out.leases = m.number("leases").value_or(0);
+  out.lock = m.text("lock").value_or("");
+  out.processes = m.texts("processes").value_or(out.processes);
+  out.events = m.integers("events");
+  out.times_ns = m.integers("times_ns");
+  out.explanation = m.text("explanation").value_or("");
+  return out;
+}
+
+checkers::ClosestCall read_closest_call(Fields c) {
+  return {read_margin(c, "grant_after_lease"), read_margin(c, "write_before_lease_end")};
+}
+
 Check read_check(Fields c) {
   Check out;
   out.counts = c.integer_map("counts");
@@ -68,6 +118,8 @@ Check read_check(Fields c) {
   }
   out.violations = c.list("violations", read_violation);
   out.unavailable = c.list("unavailable", read_unavailability);
+  if (c.find("harm")) out.harm = read_harm(c.child("harm"));
+  if (c.find("closest_call")) out.closest_call = read_closest_call(c.child("closest_call"));
   // A check without a verdict (hand-written) is violated when it found something.
   bool found = !out.violations.empty();
   for (const auto& kind : violation_kind_names()) found = found || out.found(kind) > 0;
@@ -114,11 +166,17 @@ json check_json(const Check& c) {
   json violations = json::array(), unavailable = json::array();
   for (const auto& v : c.violations) violations.push_back(checkers::violation_json(v));
   for (const auto& u : c.unavailable) unavailable.push_back(checkers::unavailability_json(u));
-  return {{"verdict", c.verdict},
-          {"counts", c.counts},
-          {"per_lock", c.per_lock},
-          {"violations", violations},
-          {"unavailable", unavailable}};
+  json out = {{"verdict", c.verdict},
+              {"counts", c.counts},
+              {"per_lock", c.per_lock},
+              {"violations", violations},
+              {"unavailable", unavailable}};
+  // Both came with the classes: a check from before them stays as it was.
+  if (c.harm) {
+    out["harm"] = checkers::harm_json(*c.harm);
+    out["closest_call"] = checkers::closest_call_json(c.closest_call);
+  }
+  return out;
 }
 
 json fault_json(const FaultFiring& f) {
@@ -167,6 +225,8 @@ Check Check::of(const checkers::Results& results) {
   out.per_lock = results.per_lock;
   out.violations = results.violations;
   out.unavailable = results.unavailable;
+  out.harm = results.harm;
+  out.closest_call = results.closest_call;
   return out;
 }
 

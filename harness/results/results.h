@@ -80,6 +80,10 @@ struct Check {
   // Stretches in which the lock could not be taken while a fault was in force
   // (checkers.h, liveness): what the faults cost, not violations.
   std::vector<checkers::Unavailability> unavailable;
+  // What the store suffered, and the overlaps by class (checkers.h, "harm").
+  // Absent in files from before it.
+  std::optional<checkers::Harm> harm;
+  checkers::ClosestCall closest_call;  // the smallest margins (checkers.h)
 
   // The checkers' results as a run records them.
   static Check of(const checkers::Results& results);

@@ -46,6 +46,8 @@ Client::Client(std::string id, uint64_t seed, history::ProcessLog& log,
   context.gate = &gate_;
   context.seed = seed;
   context.step = [this](std::string_view name) { lock_step(name); };
+  context.renewed = [this](const std::string& lock, milliseconds ttl, int64_t sent_ns,
+                           Outcome outcome) { renewed(lock, ttl, sent_ns, outcome); };
   // Every connection of the client passes its gate: a pause stops them all.
   context.connect = [this, connect = std::move(context.connect)](size_t node) {
     return std::unique_ptr<Connection>(std::make_unique<CountedConnection>(
@@ -60,6 +62,28 @@ void Client::lock_step(std::string_view name) {
     throw std::logic_error("the lock called step \"" + std::string(name) +
                            "\", which it does not declare in Lock::steps()");
   step(name);
+}
+
+void Client::append(Event e) {
+  // The lock's watchdog may record from a thread of its own.
+  std::lock_guard lock(log_mu_);
+  log_.append(std::move(e));
+}
+
+std::optional<int64_t> Client::history_time_of(int64_t reading) {
+  std::optional<int64_t> real = clock_.real_time_of(reading);
+  if (!real) return std::nullopt;
+  return *real - log_.origin_ns();
+}
+
+void Client::renewed(const std::string& lock, milliseconds ttl, int64_t sent_ns, Outcome outcome) {
+  Event e = event(outcome == Outcome::Done      ? Type::Ok
+                  : outcome == Outcome::Refused ? Type::Fail
+                                                : Type::Info,
+                  "renewed", lock);
+  e.value["ttl_ms"] = ttl.count();
+  if (auto sent = history_time_of(sent_ns)) e.value["sent_ns"] = *sent;
+  append(std::move(e));
 }
 
 Event Client::event(Type type, std::string f, const std::string& lock) {
@@ -120,7 +144,7 @@ void Client::one_operation(const Workload& workload, ProtectedResource& resource
     Event e = event(Type::Info, "lost", lock);
     e.owner = lease.owner;
     e.error = expired ? "lease validity ran out before the write" : "the watchdog's renewal failed";
-    log_.append(std::move(e));
+    append(std::move(e));
     ++stats_.lost;
   } else {
     step("before-write");
@@ -130,13 +154,13 @@ void Client::one_operation(const Workload& workload, ProtectedResource& resource
     Event w = event(Type::Invoke, "write", lock);
     w.token = lease.token;
     w.value = value;
-    log_.append(std::move(w));
+    append(std::move(w));
     auto result = resource.write(lock, read + 1, lease.token);
     Event done = event(result.accepted ? Type::Ok : Type::Fail, "write", lock);
     done.token = lease.token;
     done.value = std::move(value);
     if (!result.accepted) done.error = result.reason;
-    log_.append(std::move(done));
+    append(std::move(done));
     ++(result.accepted ? stats_.writes_accepted : stats_.writes_rejected);
     step("after-write");
   }
@@ -153,14 +177,14 @@ std::optional<Lease> Client::acquire(const Workload& workload, const std::string
   Event invoke = event(Type::Invoke, "acquire", lock);
   invoke.value["ttl_ms"] = workload.ttl_ms;
   invoke.value["wait_ms"] = workload.wait_ms;
-  log_.append(std::move(invoke));
+  append(std::move(invoke));
   step(before);
   AcquireResult acquired = lock_->acquire(lock, ttl, std::chrono::milliseconds(workload.wait_ms));
   if (acquired.outcome != Outcome::Done) {
     bool unknown = acquired.outcome == Outcome::Unknown;
     Event e = event(unknown ? Type::Info : Type::Fail, "acquire", lock);
     e.error = acquired.error;
-    log_.append(std::move(e));
+    append(std::move(e));
     ++(unknown ? stats_.acquires_unknown : stats_.acquires_failed);
     return std::nullopt;
   }
@@ -170,7 +194,14 @@ std::optional<Lease> Client::acquire(const Workload& workload, const std::string
   e.token = lease.token;
   if (lease.validity) e.value["validity_ms"] = lease.validity->count();
   e.value["reentry"] = lease.reentry;
-  log_.append(std::move(e));
+  // When the attempt that won began, in the history's time: the grant came no earlier.
+  if (auto attempt = history_time_of(lease.acquired_at_ns)) e.value["attempt_ns"] = *attempt;
+  // No deadline of its own: the lock renews the lease in the background.
+  if (!lease.validity) {
+    e.value["renews"] = true;
+    if (lock_->reports_renewals()) e.value["renewals_recorded"] = true;
+  }
+  append(std::move(e));
   ++stats_.acquires_ok;
   step(after);
   return std::move(lease);
@@ -181,7 +212,7 @@ Type Client::release(const std::string& lock, const Lease& lease, std::string_vi
   if (!before.empty()) step(before);
   Event invoke = event(Type::Invoke, "release", lock);
   invoke.owner = lease.owner;
-  log_.append(std::move(invoke));
+  append(std::move(invoke));
   ChangeResult released = lock_->release(lock, lease);
   Type type = released.outcome == Outcome::Done      ? Type::Ok
               : released.outcome == Outcome::Refused ? Type::Fail
@@ -195,7 +226,7 @@ Type Client::release(const std::string& lock, const Lease& lease, std::string_vi
   if (type == Type::Ok && released.remaining) value["remaining"] = *released.remaining;
   if (!value.empty()) e.value = std::move(value);
   if (type != Type::Ok && !released.error.empty()) e.error = released.error;
-  log_.append(std::move(e));
+  append(std::move(e));
   ++(type == Type::Ok     ? stats_.releases_ok
      : type == Type::Fail ? stats_.releases_refused
                           : stats_.releases_unknown);

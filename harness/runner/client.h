@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -76,6 +77,12 @@ class Client {
   history::Type release(const std::string& lock, const Lease& lease, std::string_view before,
                         std::string_view after);
   history::Event event(history::Type type, std::string f, const std::string& lock);
+  // Records `e` in the client's log.
+  void append(history::Event e);
+  // A renewal its lock's watchdog reports (LockContext::renewed).
+  void renewed(const std::string& lock, milliseconds ttl, int64_t sent_ns, Outcome outcome);
+  // The history's time_ns at which the client's clock gave `reading`, if known.
+  std::optional<int64_t> history_time_of(int64_t reading);
   void step(std::string_view name) {
     if (crash_requested_) throw ClientCrashed{std::string(name)};
     listener_(id_, name);
@@ -87,6 +94,7 @@ class Client {
   PauseGate gate_;
   SkewableClock clock_;
   history::ProcessLog& log_;
+  std::mutex log_mu_;  // appends come from the client and its lock's watchdog
   std::mt19937_64 rng_;
   StepListener listener_;
   std::atomic<int64_t> commands_sent_{0};  // outlives lock_, whose connections count here

@@ -1,5 +1,6 @@
 #include "junit.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -105,6 +106,62 @@ std::string counted(int part, size_t whole) {
   return whole > 1 ? std::to_string(part) + " of " + std::to_string(whole) + " runs: " : "";
 }
 
+// "mutual-exclusion (overrun): c2 acquired L …" and, for an overlap, its
+// class's own sentence on the next line.
+std::string violation_lines(const checkers::Violation& v) {
+  if (!v.overlap) return "  " + v.kind + ": " + v.explanation + "\n";
+  return "  " + v.kind + " (" + v.overlap->overlap_class + "): " + v.explanation + "\n    " +
+         v.overlap->explanation + "\n";
+}
+
+std::string ms_text(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", ms);
+  return text;
+}
+
+// What the runs' stores suffered, their overlaps by class and their closest
+// calls, for the system-out; empty when no run's check says (older files).
+std::string harm_text(const std::vector<RunResult>& runs) {
+  int harmful = 0, checked = 0;
+  checkers::Harm sum;
+  std::optional<double> grant, write;
+  for (const auto& run : runs) {
+    if (!run.check || !run.check->harm) continue;
+    const checkers::Harm& h = *run.check->harm;
+    ++checked;
+    harmful += h.harmful();
+    sum.lost_updates += h.lost_updates;
+    sum.stale_writes += h.stale_writes;
+    sum.rejected_by_fencing += h.rejected_by_fencing;
+    for (const auto& [name, n] : h.overlaps) sum.overlaps[name] += n;
+    const auto& closest = run.check->closest_call;
+    if (closest.grant_after_lease)
+      grant = std::min(grant.value_or(1e300), closest.grant_after_lease->ms);
+    if (closest.write_before_lease_end)
+      write = std::min(write.value_or(1e300), closest.write_before_lease_end->ms);
+  }
+  if (checked == 0) return "";
+  std::string text = "harm: " + std::to_string(harmful) + " of " + std::to_string(checked) +
+                     " runs harmful (the store accepted " + std::to_string(sum.lost_updates) +
+                     " lost updates and " + std::to_string(sum.stale_writes) +
+                     " stale writes; fencing rejected " + std::to_string(sum.rejected_by_fencing) +
+                     " writes)\noverlaps:";
+  for (const auto& row : overlap_classes())
+    text += " " + std::string(row.name) + " " +
+            std::to_string(sum.overlaps[std::string(row.name)]) + ",";
+  text += " " + std::string(kStoppedByFencingLabel) + " " +
+          std::to_string(sum.overlaps[std::string(kStoppedByFencing)]) + "\n";
+  if (grant || write) {
+    text += "closest call:";
+    if (grant) text += " a grant " + ms_text(*grant) + " after a lease ended (at most);";
+    if (write)
+      text += " an accepted write " + ms_text(*write) + " before its lease ended (at most)";
+    text += "\n";
+  }
+  return text;
+}
+
 void write_problem(std::string& out, const char* element, const JunitProblem& problem) {
   out += "      <" + std::string(element) + " message=\"" + xml_attribute(problem.message) +
          "\" type=\"" + xml_attribute(problem.type) + "\">" + xml_text(problem.text) + "</" +
@@ -153,7 +210,7 @@ JunitCase junit_case(const CellSummary& cell, const std::vector<RunResult>& runs
     if (!failed && run.check) {
       const auto& listed = run.check->violations;
       for (size_t v = 0; v < listed.size() && v < 10; ++v)
-        problem.text += "  " + listed[v].kind + ": " + listed[v].explanation + "\n";
+        problem.text += violation_lines(listed[v]);
       if (listed.size() > 10) problem.text += "  … and more in the run's results.json\n";
     }
     if (!cell.scenario_file.empty() && run.seed)
@@ -178,7 +235,7 @@ JunitCase junit_case(const CellSummary& cell, const std::vector<RunResult>& runs
       "expected: " + (cell.expected ? expectation_json(*cell.expected) : json::object()).dump() +
       (cell.like ? " (as " + *cell.like + ")" : "") + "\nmeasured: " + verdicts + " (detections " +
       std::to_string(cell.detections) + " of " + std::to_string(cell.runs) +
-      " runs)\nseeds: " + seeds.dump() + "\n" + notes;
+      " runs)\nseeds: " + seeds.dump() + "\n" + notes + harm_text(runs);
   if (cell.runs_unavailable > 0) {
     std::string faults;
     for (const auto& f : cell.unavailable_under) faults += (faults.empty() ? "" : ", ") + f;

@@ -98,6 +98,9 @@ json CellSummary::to_json() const {
            {"seeds", seeds_json},
            {"seconds", seconds}};
   if (like) out["like"] = *like;
+  if (runs_with_harm > 0)
+    out["harm"] = {
+        {"runs", runs_with_harm}, {"runs_harmful", runs_harmful}, {"overlaps", overlap_runs}};
   if (!scenario_file.empty()) out["scenario_file"] = scenario_file;
   if (!results.empty()) out["results"] = results;
   return out;
@@ -131,6 +134,12 @@ CellSummary summarize_cell(const std::string& scenario, const std::vector<RunRes
         cell.longest_unavailable_seconds = std::max(cell.longest_unavailable_seconds,
                                                     double(stretch.to_ns - stretch.from_ns) / 1e9);
       }
+    }
+    if (run.check && run.check->harm) {
+      const checkers::Harm& harm = *run.check->harm;
+      ++cell.runs_with_harm;
+      cell.runs_harmful += harm.harmful();
+      for (const auto& [name, n] : harm.overlaps) cell.overlap_runs[name] += n > 0;
     }
     cell.verdicts.push_back(failed    ? "error"
                             : not_run ? "not-applicable"

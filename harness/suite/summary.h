@@ -51,6 +51,13 @@ struct CellSummary {
   int64_t runs_unavailable = 0;
   std::vector<std::string> unavailable_under;
   double longest_unavailable_seconds = 0;
+  // What the runs' stores suffered (checkers.h, "harm"), over the runs whose
+  // check says: those runs, the harmful ones, and per overlap class (and
+  // "stopped-by-fencing") the runs that had one. In results.json as
+  // harm{runs, runs_harmful, overlaps{class: runs}}, when some run says.
+  int64_t runs_with_harm = 0;
+  int64_t runs_harmful = 0;
+  std::map<std::string, int64_t> overlap_runs;
   // Per run: its verdict, "error" for a failed run, "not-applicable" for one not run.
   std::vector<std::string> verdicts;
   std::vector<std::optional<uint64_t>> seeds;  // per run

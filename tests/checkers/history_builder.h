@@ -94,6 +94,8 @@ class HistoryBuilder {
   }
 
   const std::vector<history::Event>& events() const { return events_; }
+  // The event at `index`, to add what the helpers above leave out (client_time_ns).
+  history::Event& event(int64_t index) { return events_[size_t(index)]; }
 
  private:
   std::vector<history::Event> events_;

@@ -66,7 +66,7 @@ void expect_valid_history(const std::filesystem::path& file) {
     if (type == "invoke") {
       ASSERT_FALSE(in_flight.count(process)) << "two operations in flight";
       in_flight[process] = f;
-    } else if (f != "lost") {
+    } else if (f != "lost" && f != "renewed") {
       ASSERT_EQ(in_flight[process], f) << "completion without its invoke";
       in_flight.erase(process);
       if (f == "acquire" && type == "ok") {
@@ -100,6 +100,57 @@ TEST(Cli, SmokeScenarioRunsSafeAndWritesValidHistory) {
   Outcome check = locklab("check " + (out.path() / "set-nx-px" / "history.jsonl").string());
   EXPECT_EQ(check.status, 0) << check.err;
   EXPECT_EQ(json::parse(check.out)["verdict"], "safe");
+}
+
+// The classes of the mutual-exclusion violations `locklab check` finds in
+// `history`, each once, and its whole output.
+std::pair<std::set<std::string>, json> overlap_classes_of(const std::filesystem::path& history) {
+  Outcome check = locklab("check " + history.string());
+  EXPECT_EQ(check.status, 1) << check.err;
+  json results = json::parse(check.out);
+  std::set<std::string> classes;
+  for (const auto& v : results["violations"])
+    if (v["kind"] == "mutual-exclusion") classes.insert(v["class"].get<std::string>());
+  return {classes, results};
+}
+
+TEST(Cli, APauseLongerThanTheLeaseIsAnOverrunThatFencingStops) {
+  TempDir out("locklab-overrun");
+  Outcome o = locklab("run " + scenario_path("pause-longer-than-lease.json") +
+                      " -a set-nx-px -a fenced --out " + out.path().string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  auto [lease_lock, plain] = overlap_classes_of(out.path() / "set-nx-px" / "history.jsonl");
+  EXPECT_EQ(lease_lock, std::set<std::string>{"overrun"});
+  EXPECT_EQ(plain["harm"]["harmful"], true) << "the store accepted c1's stale write";
+  EXPECT_EQ(plain["harm"]["overlaps"]["stopped-by-fencing"], 0);
+
+  auto [fenced_classes, fenced] = overlap_classes_of(out.path() / "fenced" / "history.jsonl");
+  EXPECT_EQ(fenced_classes, std::set<std::string>{"overrun"});
+  EXPECT_EQ(fenced["harm"]["harmful"], false) << "fencing rejected c1's late write";
+  EXPECT_GE(fenced["harm"]["rejected_by_fencing"].get<int64_t>(), 1);
+  EXPECT_EQ(fenced["harm"]["overlaps"]["stopped-by-fencing"],
+            fenced["harm"]["overlaps"]["overrun"]);
+  const json& first = fenced["violations"][0];
+  EXPECT_EQ(first["overlap"]["stopped_by_fencing"], true);
+  // c1 was paused for 2.5 s under a 1 s lease: it wrote about 1.5 leases past it.
+  EXPECT_GT(first["overlap"]["past_leases"].get<double>(), 1.2);
+  EXPECT_LT(first["overlap"]["past_leases"].get<double>(), 2.0);
+
+  // The run's results.json carries the same.
+  json results = json::parse(slurp(out.path() / "results.json"));
+  EXPECT_EQ(results["runs"][1]["check"]["harm"], fenced["harm"]);
+}
+
+TEST(Cli, AServerClockJumpBreaksTheLease) {
+  TempDir out("locklab-broken-lease");
+  Outcome o = locklab("run " + scenario_path("server-clock-jump.json") + " -a set-nx-px --out " +
+                      out.path().string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  auto [classes, results] = overlap_classes_of(out.path() / "set-nx-px" / "history.jsonl");
+  EXPECT_EQ(classes, std::set<std::string>{"broken-lease"});
+  // The key expired at once: c2 was granted with most of c1's 1.5 s lease left.
+  EXPECT_GT(results["violations"][0]["overlap"]["inside_lease_ms"].get<double>(), 500);
+  EXPECT_EQ(results["harm"]["harmful"], true);
 }
 
 TEST(Cli, BadInputIsOneLineAndExitTwo) {

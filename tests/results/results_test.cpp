@@ -41,6 +41,15 @@ RunResult full_run() {
                             {3, 9, 12},
                             {30, 90, 120},
                             "c2 acquired L at event 9"}};
+  run.check->violations[0].overlap = checkers::Overlap{
+      "overrun", "validity", 1000, std::nullopt, 1500.5, true, 0, 1, "overrun: …"};
+  run.check->harm = checkers::Harm{
+      0,
+      0,
+      1,
+      {{"broken-lease", 0}, {"overrun", 2}, {"unclassified", 0}, {"stopped-by-fencing", 1}}};
+  run.check->closest_call.write_before_lease_end =
+      checkers::Margin{12.25, 0.012, "L", {"c1"}, {3, 5, 6}, {30, 50, 60}, "c1's write …"};
   run.check->unavailable = {
       {"L", {"crash-node"}, 4000, 9000, {14, 15, 30}, {4000, 4100, 9000}, "L could not be taken"}};
   run.verdict = Verdict::Violated;
@@ -108,6 +117,18 @@ TEST(Results, FieldsKeepTheirNamesInTheDocument) {
   EXPECT_EQ(run["stats"]["counters"], json({{"L", 118}}));
   EXPECT_EQ(run["check"]["violations"][0]["times_ns"], json({30, 90, 120}));
   EXPECT_EQ(run["check"]["per_lock"]["L"]["mutual-exclusion"], 2);
+  const json& overlap = run["check"]["violations"][0];
+  EXPECT_EQ(overlap["class"], "overrun");
+  EXPECT_EQ(overlap["overlap"]["past_lease_ms"], 1500.5);
+  EXPECT_EQ(overlap["overlap"]["past_leases"], 1.501);
+  EXPECT_EQ(overlap["overlap"]["clock_misjudged"], true);
+  EXPECT_EQ(overlap["overlap"]["late_writes"], json({{"accepted", 0}, {"rejected", 1}}));
+  EXPECT_EQ(overlap["overlap"]["stopped_by_fencing"], true);
+  EXPECT_EQ(run["check"]["harm"]["harmful"], false);
+  EXPECT_EQ(run["check"]["harm"]["rejected_by_fencing"], 1);
+  EXPECT_EQ(run["check"]["harm"]["overlaps"]["overrun"], 2);
+  EXPECT_EQ(run["check"]["closest_call"]["write_before_lease_end"]["ms"], 12.25);
+  EXPECT_TRUE(run["check"]["closest_call"]["grant_after_lease"].is_null());
 
   RunResult met;
   met.algorithm = "set-nx-px";

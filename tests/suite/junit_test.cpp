@@ -147,6 +147,40 @@ TEST(JunitCase, UnexpectedViolationCarriesItsExplanation) {
             std::string::npos);
 }
 
+TEST(JunitCase, AnOverlapIsNamedByItsClassAndTheHarmIsSaid) {
+  RunResult r = run(
+      "violated", false, 1,
+      json::array({{{"kind", "mutual-exclusion"},
+                    {"explanation", "c2 acquired L while c1 held it"},
+                    {"class", "overrun"},
+                    {"overlap",
+                     {{"explanation", "overrun: c2 was granted the lock after c1's lease ended"},
+                      {"late_writes", {{"accepted", 0}, {"rejected", 1}}}}}}}));
+  r.expected = Expectation{Verdict::Safe, {}, {}};
+  r.check->harm = checkers::Harm{
+      0,
+      0,
+      1,
+      {{"broken-lease", 0}, {"overrun", 1}, {"unclassified", 0}, {"stopped-by-fencing", 1}}};
+  r.check->closest_call.write_before_lease_end =
+      checkers::Margin{12.5, 0.0125, "L", {"c1"}, {}, {}, ""};
+  JunitCase test = junit_case(cell("calm", "fenced", {"violated"}), {r});
+  ASSERT_TRUE(test.failure);
+  EXPECT_NE(test.failure->text.find("mutual-exclusion (overrun): c2 acquired L while c1 held it\n"
+                                    "    overrun: c2 was granted the lock after c1's lease ended"),
+            std::string::npos)
+      << test.failure->text;
+  EXPECT_NE(test.system_out.find("harm: 0 of 1 runs harmful (the store accepted 0 lost updates "
+                                 "and 0 stale writes; fencing rejected 1 writes)\n"
+                                 "overlaps: broken-lease 0, overrun 1, unclassified 0, stopped by "
+                                 "fencing 1\n"),
+            std::string::npos)
+      << test.system_out;
+  EXPECT_NE(test.system_out.find("an accepted write 12.5 ms before its lease ended"),
+            std::string::npos)
+      << test.system_out;
+}
+
 TEST(JunitCase, FailedRunIsAnError) {
   RunResult failed = run("unknown", false, 2);
   failed.error = "redis-server exited at start";

@@ -159,6 +159,22 @@ TEST(Summary, CellCountsDetectionsOverCompletedRuns) {
 }
 
 // Refusing while a fault was in force is counted apart from violations.
+TEST(Summary, TheCellCountsHarmfulRunsAndTheRunsWithEachOverlapClass) {
+  RunResult harmful = run("violated", "violated", {}, 1);
+  harmful.check->harm = checkers::Harm{1, 0, 0, {{"broken-lease", 3}, {"overrun", 0}}};
+  RunResult stopped = run("violated", "violated", {}, 2);
+  stopped.check->harm = checkers::Harm{0, 0, 2, {{"overrun", 2}, {"stopped-by-fencing", 2}}};
+  RunResult older = run("violated", "violated", {}, 3);  // no harm: before it
+  CellSummary cell = summarize_cell("s", {decided(harmful), decided(stopped), decided(older)});
+  EXPECT_EQ(cell.runs_with_harm, 2);
+  EXPECT_EQ(cell.runs_harmful, 1);
+  EXPECT_EQ(cell.overlap_runs["broken-lease"], 1);
+  EXPECT_EQ(cell.overlap_runs["overrun"], 1);
+  EXPECT_EQ(cell.overlap_runs["stopped-by-fencing"], 1);
+  EXPECT_EQ(cell.to_json()["harm"]["runs_harmful"], 1);
+  EXPECT_FALSE(summarize_cell("s", {decided(older)}).to_json().contains("harm"));
+}
+
 TEST(Summary, AvailabilityLostUnderAFaultIsCountedApart) {
   std::vector<RunResult> runs = {run("safe", "safe", {}, 5), run("safe", "safe", {}, 6)};
   runs[0].check->unavailable = {

@@ -1,0 +1,297 @@
+// Overlaps told as broken leases or overruns, the harm a run did, and its
+// closest calls, over hand-written histories whose figures are worked out
+// by hand: each test fails when a class, a count or a margin is computed wrong.
+#include <gtest/gtest.h>
+
+#include "check_helpers.h"
+#include "history_builder.h"
+
+namespace locklab::testing {
+namespace {
+
+using checkers::Overlap;
+using history::Type;
+using json = nlohmann::json;
+
+constexpr int64_t kMs = 1'000'000;
+
+const Overlap& only_overlap(const checkers::Results& results) {
+  static const Overlap none;
+  EXPECT_EQ(results.violations.size(), 1u) << results.to_json().dump(2);
+  if (results.violations.empty() || !results.violations[0].overlap) return none;
+  return *results.violations[0].overlap;
+}
+
+// An acquire of `lock` by `p` invoked at `invoke_ms` and granted at `ok_ms`,
+// with ttl_ms 1000 and the ok's value `ok_value`; returns the ok's index.
+int64_t acquire_at(HistoryBuilder& h, const std::string& p, int64_t invoke_ms, int64_t ok_ms,
+                   json ok_value = nullptr, json invoke_value = {{"ttl_ms", 1000}}) {
+  h.at(invoke_ms * kMs).invoke(p, "acquire", "L", std::move(invoke_value));
+  return h.at(ok_ms * kMs).ok(p, "acquire", "L", std::move(ok_value));
+}
+
+int64_t release_at(HistoryBuilder& h, const std::string& p, int64_t ms) {
+  return h.at(ms * kMs).release(p, "L");
+}
+
+int64_t write_at(HistoryBuilder& h, const std::string& p, int64_t ms, int64_t read, Type outcome) {
+  h.at(ms * kMs);
+  return h.write(p, "L", read, outcome);
+}
+
+TEST(OverlapClass, AGrantInsideTheEarlierLeaseIsABrokenLease) {
+  HistoryBuilder h;
+  acquire_at(h, "c1", 0, 1);
+  acquire_at(h, "c2", 100, 200);  // c1's lease runs to 1000 ms
+  release_at(h, "c1", 300);
+  release_at(h, "c2", 400);
+  const auto results = check(h.events());
+  const Overlap& o = only_overlap(results);
+  EXPECT_EQ(o.overlap_class, "broken-lease");
+  EXPECT_EQ(o.lease_source, "ttl");
+  EXPECT_DOUBLE_EQ(o.lease_ms, 1000);
+  ASSERT_TRUE(o.inside_lease_ms);
+  EXPECT_DOUBLE_EQ(*o.inside_lease_ms, 800);
+  EXPECT_FALSE(o.past_lease_ms);
+  const json v = results.to_json()["violations"][0];
+  EXPECT_EQ(v["class"], "broken-lease");
+  EXPECT_DOUBLE_EQ(v["overlap"]["inside_leases"].get<double>(), 0.8);
+  EXPECT_EQ(results.harm.overlaps.at("broken-lease"), 1);
+  EXPECT_EQ(results.harm.overlaps.at("overrun"), 0);
+  EXPECT_FALSE(results.harm.harmful());
+}
+
+TEST(OverlapClass, TheShorterOfTtlAndValidityIsTheLease) {
+  HistoryBuilder h;
+  acquire_at(h, "c1", 0, 1, json{{"validity_ms", 600}});
+  acquire_at(h, "c2", 100, 700);  // after the validity, inside the ttl: only an attempt after 600
+  release_at(h, "c1", 800);       // proves the overrun; this grant window straddles it
+  const Overlap& o = only_overlap(check(h.events()));
+  EXPECT_EQ(o.overlap_class, "unclassified");
+  EXPECT_EQ(o.lease_source, "validity");
+  EXPECT_DOUBLE_EQ(o.lease_ms, 600);
+
+  HistoryBuilder late;
+  acquire_at(late, "c1", 0, 1, json{{"validity_ms", 600}});
+  acquire_at(late, "c2", 100, 700, json{{"attempt_ns", 650 * kMs}});
+  release_at(late, "c1", 800);
+  const Overlap& overrun = only_overlap(check(late.events()));
+  EXPECT_EQ(overrun.overlap_class, "overrun");
+  ASSERT_TRUE(overrun.past_lease_ms);
+  EXPECT_DOUBLE_EQ(*overrun.past_lease_ms, 200);  // c1's release at 800, its lease ended at 600
+}
+
+TEST(OverlapClass, AGrantAfterTheLeaseIsAnOverrunStoppedByFencing) {
+  HistoryBuilder h;
+  acquire_at(h, "c1", 0, 1);
+  acquire_at(h, "c2", 1500, 1510);
+  write_at(h, "c2", 1600, 0, Type::Ok);
+  const int64_t late = write_at(h, "c1", 2000, 0, Type::Fail);  // fencing rejects it
+  release_at(h, "c1", 2100);
+  release_at(h, "c2", 2200);
+  const auto results = check(h.events());
+  const Overlap& o = only_overlap(results);
+  EXPECT_EQ(o.overlap_class, "overrun");
+  ASSERT_TRUE(o.past_lease_ms);
+  EXPECT_DOUBLE_EQ(*o.past_lease_ms, 1100);  // the release at 2100 was its last act
+  EXPECT_EQ(o.late_writes_accepted, 0);
+  EXPECT_EQ(o.late_writes_rejected, 1);
+  EXPECT_TRUE(o.stopped_by_fencing());
+  EXPECT_FALSE(o.clock_misjudged);
+  EXPECT_NE(o.explanation.find("stopped by fencing"), std::string::npos) << o.explanation;
+  EXPECT_GT(late, 0);
+  EXPECT_FALSE(results.harm.harmful());
+  EXPECT_EQ(results.harm.rejected_by_fencing, 1);
+  EXPECT_EQ(results.harm.overlaps.at("overrun"), 1);
+  EXPECT_EQ(results.harm.overlaps.at("stopped-by-fencing"), 1);
+  EXPECT_EQ(results.to_json()["harm"]["harmful"], false);
+}
+
+TEST(OverlapClass, AnAcceptedLateWriteIsHarmAndItsClockCanMisjudgeTheLease) {
+  HistoryBuilder h;
+  acquire_at(h, "c1", 0, 1);
+  h.event(0).client_time_ns = 0;
+  acquire_at(h, "c2", 1500, 1510);
+  write_at(h, "c2", 1600, 0, Type::Ok);
+  const int64_t late = write_at(h, "c1", 2000, 0, Type::Ok);
+  h.event(late - 1).client_time_ns = 900 * kMs;  // c1's slow clock: 900 ms into a 1000 ms lease
+  h.event(late).client_time_ns = 901 * kMs;
+  h.at(2100 * kMs).invoke("c1", "release", "L");
+  h.event(late + 1).client_time_ns = 999 * kMs;
+  h.ok("c1", "release", "L");
+  const auto results = check(h.events());
+  ASSERT_EQ(results.counts.at("stale-write"), 1);
+  const Overlap& o = [&]() -> const Overlap& {
+    for (const auto& v : results.violations)
+      if (v.overlap) return *v.overlap;
+    static const Overlap none;
+    return none;
+  }();
+  EXPECT_EQ(o.overlap_class, "overrun");
+  EXPECT_TRUE(o.clock_misjudged);
+  EXPECT_EQ(o.late_writes_accepted, 1);
+  EXPECT_FALSE(o.stopped_by_fencing());
+  EXPECT_NE(o.explanation.find("its clock misjudged the lease"), std::string::npos);
+  EXPECT_TRUE(results.harm.harmful());
+  EXPECT_EQ(results.harm.stale_writes, 1);
+  EXPECT_EQ(results.harm.overlaps.at("stopped-by-fencing"), 0);
+}
+
+TEST(OverlapClass, AWriteInFlightAtTheGrantIsNotLate) {
+  HistoryBuilder h;
+  acquire_at(h, "c1", 0, 1);
+  h.at(1400 * kMs).invoke("c1", "write", "L", json{{"read", 0}, {"write", 1}});
+  acquire_at(h, "c2", 1500, 1510);
+  h.at(1520 * kMs).ok("c1", "write", "L", json{{"read", 0}, {"write", 1}});
+  release_at(h, "c1", 1600);
+  const Overlap& o = only_overlap(check(h.events()));
+  EXPECT_EQ(o.overlap_class, "overrun");
+  EXPECT_EQ(o.late_writes_accepted, 0);
+  EXPECT_EQ(o.late_writes_rejected, 0);
+}
+
+TEST(OverlapClass, AGrantWindowAcrossTheLeaseEndIsUnclassified) {
+  HistoryBuilder h;
+  acquire_at(h, "c1", 0, 1);
+  acquire_at(h, "c2", 500, 1500);  // granted somewhere in 500..1500; the lease ended at 1000
+  release_at(h, "c1", 1600);
+  const Overlap& o = only_overlap(check(h.events()));
+  EXPECT_EQ(o.overlap_class, "unclassified");
+  EXPECT_NE(o.explanation.find("in between"), std::string::npos) << o.explanation;
+}
+
+TEST(OverlapClass, AHistoryWithoutTtlIsUnclassifiedNeverAWrongClass) {
+  HistoryBuilder h;
+  acquire_at(h, "c1", 0, 1, nullptr, nullptr);
+  acquire_at(h, "c2", 5000, 5010, nullptr, nullptr);
+  release_at(h, "c1", 6000);
+  const auto results = check(h.events());
+  const Overlap& o = only_overlap(results);
+  EXPECT_EQ(o.overlap_class, "unclassified");
+  EXPECT_EQ(o.lease_source, "");
+  EXPECT_EQ(results.harm.overlaps.at("unclassified"), 1);
+}
+
+TEST(OverlapClass, ExtendsMoveTheLeaseEnd) {
+  HistoryBuilder h;
+  acquire_at(h, "c1", 0, 1);
+  h.at(800 * kMs).invoke("c1", "extend", "L", json{{"ttl_ms", 1000}});
+  h.at(810 * kMs).ok("c1", "extend", "L");  // the lease now ends at 1800
+  acquire_at(h, "c2", 1500, 1510);
+  release_at(h, "c1", 1600);
+  const Overlap& o = only_overlap(check(h.events()));
+  EXPECT_EQ(o.overlap_class, "broken-lease");
+  ASSERT_TRUE(o.inside_lease_ms);
+  EXPECT_DOUBLE_EQ(*o.inside_lease_ms, 290);
+
+  // An extend whose outcome is unknown may have moved it: no overrun is proved.
+  HistoryBuilder unknown;
+  acquire_at(unknown, "c1", 0, 1);
+  unknown.at(800 * kMs).invoke("c1", "extend", "L", json{{"ttl_ms", 1000}});
+  unknown.at(810 * kMs).info("c1", "extend", "L");
+  acquire_at(unknown, "c2", 1500, 1510, json{{"attempt_ns", 1505 * kMs}});
+  release_at(unknown, "c1", 1600);
+  EXPECT_EQ(only_overlap(check(unknown.events())).overlap_class, "unclassified");
+}
+
+TEST(OverlapClass, RenewalsCountOnlyWhenRecorded) {
+  // The lock renews in the background and the history does not say when:
+  // a grant long after the ttl proves no overrun.
+  HistoryBuilder unseen;
+  acquire_at(unseen, "c1", 0, 1, json{{"renews", true}});
+  acquire_at(unseen, "c2", 5000, 5010);
+  release_at(unseen, "c1", 6000);
+  const Overlap& o = only_overlap(check(unseen.events()));
+  EXPECT_EQ(o.overlap_class, "unclassified");
+  EXPECT_NE(o.explanation.find("does not record"), std::string::npos) << o.explanation;
+
+  // Recorded renewals: the last, sent at 600 ms, ended the lease at 1600.
+  HistoryBuilder seen;
+  acquire_at(seen, "c1", 0, 1, json{{"renews", true}, {"renewals_recorded", true}});
+  seen.at(320 * kMs).ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 300 * kMs}});
+  seen.at(610 * kMs).ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 600 * kMs}});
+  acquire_at(seen, "c2", 1700, 1710);
+  release_at(seen, "c1", 2000);
+  const Overlap& renewed = only_overlap(check(seen.events()));
+  EXPECT_EQ(renewed.overlap_class, "overrun");
+  ASSERT_TRUE(renewed.past_lease_ms);
+  EXPECT_DOUBLE_EQ(*renewed.past_lease_ms, 400);
+  EXPECT_FALSE(renewed.clock_misjudged);  // a watchdog's holder has no deadline of its own
+
+  // Inside the renewed lease: broken.
+  HistoryBuilder inside;
+  acquire_at(inside, "c1", 0, 1, json{{"renews", true}, {"renewals_recorded", true}});
+  inside.at(610 * kMs).ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 600 * kMs}});
+  acquire_at(inside, "c2", 1100, 1200);
+  release_at(inside, "c1", 2000);
+  const Overlap& broken = only_overlap(check(inside.events()));
+  EXPECT_EQ(broken.overlap_class, "broken-lease");
+  EXPECT_DOUBLE_EQ(*broken.inside_lease_ms, 400);
+}
+
+TEST(OverlapClass, EveryPairIsCountedByClassBeyondTheListingCap) {
+  HistoryBuilder h;
+  acquire_at(h, "c1", 0, 1);
+  acquire_at(h, "c2", 10, 20);      // inside c1's lease
+  acquire_at(h, "c3", 1500, 1510);  // after both leases ended? c2's runs to 1010: overrun twice
+  release_at(h, "c1", 1600);
+  release_at(h, "c2", 1700);
+  release_at(h, "c3", 1800);
+  checkers::Options options;
+  options.max_listed_per_kind = 1;
+  const auto results = check(h.events(), options);
+  EXPECT_EQ(results.counts.at("mutual-exclusion"), 3);
+  EXPECT_EQ(results.violations.size(), 1u);
+  EXPECT_EQ(results.harm.overlaps.at("broken-lease"), 1);
+  EXPECT_EQ(results.harm.overlaps.at("overrun"), 2);
+}
+
+TEST(ClosestCall, AGrantAfterAnExpiryAndAWriteBeforeTheLeaseEnd) {
+  HistoryBuilder h;
+  const int64_t c1_ok = acquire_at(h, "c1", 0, 1);
+  const int64_t write = write_at(h, "c1", 900, 0, Type::Ok);  // invoked 100 ms before its end
+  const int64_t crash = h.at(950 * kMs).crash({"c1"});
+  const int64_t c2_ok = acquire_at(h, "c2", 1020, 1030);  // 30 ms after c1's lease ended
+  write_at(h, "c2", 1040, 1, Type::Ok);                   // 980 ms before its own end
+  release_at(h, "c2", 1100);
+  // A release that completed ok hands the lock over: the lease's end is no call.
+  acquire_at(h, "c3", 1101, 1102);
+  release_at(h, "c3", 1200);
+  const auto results = check(h.events());
+  EXPECT_FALSE(results.violated());
+  const auto& grant = results.closest_call.grant_after_lease;
+  ASSERT_TRUE(grant);
+  EXPECT_DOUBLE_EQ(grant->ms, 30);
+  EXPECT_DOUBLE_EQ(grant->leases, 0.03);
+  EXPECT_EQ(grant->processes, (std::vector<std::string>{"c1", "c2"}));
+  EXPECT_EQ(grant->events, (std::vector<int64_t>{c1_ok, crash, c2_ok}));
+  const auto& wrote = results.closest_call.write_before_lease_end;
+  ASSERT_TRUE(wrote);
+  EXPECT_DOUBLE_EQ(wrote->ms, 100);
+  EXPECT_EQ(wrote->events.back(), write);
+  const json j = results.to_json()["closest_call"];
+  EXPECT_DOUBLE_EQ(j["grant_after_lease"]["ms"].get<double>(), 30);
+}
+
+TEST(ClosestCall, AFailedReleaseMeansTheLeaseExpired) {
+  HistoryBuilder h;
+  acquire_at(h, "c1", 0, 1);
+  h.at(1005 * kMs).invoke("c1", "release", "L");
+  acquire_at(h, "c2", 1008, 1010);
+  h.at(1012 * kMs).fail("c1", "release", "L", json{{"result", "not-owner"}});
+  release_at(h, "c2", 1100);
+  // Known only once c1's release failed, at 1012: granted 10 ms after c1's lease.
+  const auto results = check(h.events());
+  ASSERT_TRUE(results.closest_call.grant_after_lease);
+  EXPECT_DOUBLE_EQ(results.closest_call.grant_after_lease->ms, 10);
+
+  HistoryBuilder released;
+  acquire_at(released, "c1", 0, 1);
+  released.at(1005 * kMs).invoke("c1", "release", "L");
+  acquire_at(released, "c2", 1008, 1010);
+  released.at(1012 * kMs).ok("c1", "release", "L");
+  EXPECT_FALSE(check(released.events()).closest_call.grant_after_lease);
+}
+
+}  // namespace
+}  // namespace locklab::testing
