@@ -43,7 +43,6 @@
 #include "redisson_hash.h"
 
 #include <algorithm>
-#include <boost/fiber/condition_variable.hpp>
 #include <map>
 #include <mutex>
 
@@ -329,7 +328,7 @@ class RedissonHash final : public Lock {
   // Guards everything below it; never held across a wait but work_'s,
   // which releases it (a fiber must not hold a thread's mutex while it waits).
   std::mutex mu_;
-  boost::fibers::condition_variable_any work_;  // a lock to renew was added, or stop
+  FiberCondition work_;  // a lock to renew was added, or stop
   bool stopping_ = false;
   std::map<std::string, Holding> holdings_;
   uint64_t generations_ = 0;

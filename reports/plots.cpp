@@ -261,110 +261,145 @@ std::string sweep_chart_html(const nlohmann::json& sweep, const std::string& lin
          "\">sweep.json</a></h4>" + svg + "</div>";
 }
 
+namespace {
+
+using json = nlohmann::json;
+
+std::optional<double> number_in(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  return std::nullopt;
+}
+
+// Where an axis of the safety envelope is drawn: the gentle end on the
+// left, the harsh end on the right, whichever is larger.
+struct EnvelopeScale {
+  double gentle = 0, harsh = 1;
+  std::string unit;  // after a number: " leases" or "×"
+  static constexpr double kRow = 24, kTop = 10, kLeft = 200, kRight = 250, kWidth = 960;
+
+  double x(double v) const {
+    return kLeft +
+           (kWidth - kLeft - kRight) * std::clamp((v - gentle) / (harsh - gentle), 0.0, 1.0);
+  }
+};
+
+// What one lock's cell measured, drawn at height `y`; sets `said` to it in words.
+std::string envelope_measurement(const json& cell, const EnvelopeScale& scale, double y,
+                                 std::string& said) {
+  const std::string lock = cell.value("lock", std::string("?"));
+  const std::string outcome = cell.value("outcome", std::string());
+  const auto median = number_in(cell.value("median", json())),
+             min = number_in(cell.value("min", json())), max = number_in(cell.value("max", json()));
+  auto line = [&](const char* css, double from, double to) {
+    return "<line class=\"" + std::string(css) + "\" x1=\"" + num(scale.x(from)) + "\" x2=\"" +
+           num(scale.x(to)) + "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
+  };
+  std::string svg;
+  if (outcome == "breaks" && median) {
+    svg += line("safe-range", scale.gentle, min.value_or(*median));
+    if (min && max) svg += line("spread", *min, *max);
+    const std::string tip =
+        lock + " breaks at " + tick(*median) + scale.unit +
+        (min && max ? " (repeats: " + tick(*min) + " to " + tick(*max) + ")" : "");
+    svg += "<circle class=\"breaking\" cx=\"" + num(scale.x(*median)) + "\" cy=\"" + num(y) +
+           "\" r=\"5\"><title>" + escape(tip) + "</title></circle>";
+    char bound[32];
+    std::snprintf(bound, sizeof bound, "%.2f", *median);
+    said = std::string("breaks at ") + bound;
+  } else if (outcome == "never-breaks") {
+    svg += line("safe-range", scale.gentle, scale.harsh);
+    said = "never up to " + tick(scale.harsh);
+  } else if (outcome == "breaks-without-fault") {
+    svg += "<circle class=\"breaking\" cx=\"" + num(scale.x(scale.gentle)) + "\" cy=\"" + num(y) +
+           "\" r=\"5\"><title>" + escape(lock + " breaks in this story without the fault") +
+           "</title></circle>";
+    said = "breaks without the fault";
+  } else {
+    // The reason goes in the tooltip: the row has room for the outcome.
+    said = outcome.empty() ? "unknown" : outcome;
+    if (cell.value("error", json()).is_string())
+      svg += "<title>" + escape(said + ": " + cell["error"].get<std::string>()) + "</title>";
+    if (cell.value("gap", json()).is_string()) said += ", explained †";
+  }
+  return svg;
+}
+
+// One lock's row of an axis's chart at height `y`: its name, what it
+// measured, what its algorithm predicted, and whether the two agree.
+std::string envelope_row(const json& cell, const EnvelopeScale& scale, double y) {
+  const std::string lock = cell.value("lock", std::string("?"));
+  const json prediction = cell.value("prediction", json());
+  const json agrees = cell.value("agrees", json());
+  std::string svg = "<g class=\"envelope-row\" data-lock=\"" + escape(lock) + "\"><text x=\"" +
+                    num(EnvelopeScale::kLeft - 8) + "\" y=\"" + num(y + 4) +
+                    "\" text-anchor=\"end\">" + escape(lock) + "</text>";
+  std::string said;
+  svg += envelope_measurement(cell, scale, y, said);
+  if (prediction.is_object()) {
+    const auto bound = number_in(prediction.value("bound", json()));
+    const double px = scale.x(bound.value_or(scale.harsh));
+    const std::string tip = "predicted: " + (bound ? tick(*bound) + scale.unit : "never") + ". " +
+                            prediction.value("why", std::string());
+    svg += "<path class=\"predicted\" d=\"M" + num(px) + " " + num(y - 7) +
+           " l6 7 l-6 7 l-6 -7 z\"><title>" + escape(tip) + "</title></path>";
+  }
+  const bool explained = cell.value("gap", json()).is_string();
+  const std::string verdict = agrees == true ? "as predicted"
+                              : agrees == false
+                                  ? (explained ? "differs, explained †" : "NOT as predicted")
+                                  : "";
+  svg += "<text class=\"" + std::string(agrees == false ? "disagrees" : "said") + "\" x=\"" +
+         num(EnvelopeScale::kWidth - EnvelopeScale::kRight + 10) + "\" y=\"" + num(y + 4) + "\">" +
+         escape(said + (verdict.empty() ? "" : ", " + verdict)) + "</text></g>";
+  return svg;
+}
+
+// The chart of one axis: a row per cell of `cells`, over a grid of its scale.
+std::string envelope_axis_svg(const std::string& name, const EnvelopeScale& scale,
+                              const std::vector<const json*>& cells) {
+  const double height = EnvelopeScale::kTop + EnvelopeScale::kRow * double(cells.size()) + 36;
+  std::string svg =
+      "<svg class=\"plot envelope\" xmlns=\"http://www.w3.org/2000/svg\" "
+      "viewBox=\"0 0 " +
+      num(EnvelopeScale::kWidth) + " " + num(height) + "\" role=\"img\"><title>" +
+      escape("safety envelopes: " + name) + "</title>";
+  const double low = std::min(scale.gentle, scale.harsh),
+               high = std::max(scale.gentle, scale.harsh);
+  const double step = nice_step(high - low, 6);
+  for (double v = std::ceil(low / step) * step; v <= high + step * 1e-6; v += step)
+    svg += "<line class=\"grid\" x1=\"" + num(scale.x(v)) + "\" x2=\"" + num(scale.x(v)) +
+           "\" y1=\"" + num(EnvelopeScale::kTop) + "\" y2=\"" + num(height - 24) +
+           "\"/><text x=\"" + num(scale.x(v)) + "\" y=\"" + num(height - 10) +
+           "\" text-anchor=\"middle\">" + escape(tick(v)) + "</text>";
+  for (size_t i = 0; i < cells.size(); ++i)
+    svg += envelope_row(*cells[i], scale,
+                        EnvelopeScale::kTop + EnvelopeScale::kRow * (double(i) + 0.5));
+  return svg + "</svg>";
+}
+
+}  // namespace
+
 std::string envelope_charts_html(const nlohmann::json& envelope, const std::string& link) {
-  using json = nlohmann::json;
   if (!envelope.is_object() || !envelope.contains("cells") || !envelope["cells"].is_array())
     return "";
-  auto number = [](const json& v) -> std::optional<double> {
-    if (v.is_number()) return v.get<double>();
-    return std::nullopt;
-  };
   std::string out;
   for (const json& axis : envelope.value("axes", json::array())) {
     if (!axis.is_object()) continue;
     const std::string name = axis.value("axis", std::string());
     const bool lease = axis.value("unit", std::string()) == "lease";
-    const double gentle = number(axis.value("gentle", json())).value_or(0);
-    double harsh = number(axis.value("harsh", json())).value_or(gentle + 1);
-    if (harsh == gentle) harsh = gentle + 1;
+    EnvelopeScale scale;
+    scale.gentle = number_in(axis.value("gentle", json())).value_or(0);
+    scale.harsh = number_in(axis.value("harsh", json())).value_or(scale.gentle + 1);
+    if (scale.harsh == scale.gentle) scale.harsh = scale.gentle + 1;
+    scale.unit = lease ? " leases" : "×";
     std::vector<const json*> cells;
     for (const json& cell : envelope["cells"])
       if (cell.is_object() && cell.value("axis", std::string()) == name) cells.push_back(&cell);
     if (cells.empty()) continue;
-    const double row = 24, top = 10, left = 200, right = 250, width = 960;
-    const double height = top + row * double(cells.size()) + 36;
-    // The gentle end on the left, the harsh end on the right, whichever is larger.
-    auto x = [&](double v) {
-      return left + (width - left - right) * std::clamp((v - gentle) / (harsh - gentle), 0.0, 1.0);
-    };
-    const std::string unit = lease ? " leases" : "×";
-    std::string svg =
-        "<svg class=\"plot envelope\" xmlns=\"http://www.w3.org/2000/svg\" "
-        "viewBox=\"0 0 " +
-        num(width) + " " + num(height) + "\" role=\"img\"><title>" +
-        escape("safety envelopes: " + name) + "</title>";
-    const double low = std::min(gentle, harsh), high = std::max(gentle, harsh);
-    const double step = nice_step(high - low, 6);
-    for (double v = std::ceil(low / step) * step; v <= high + step * 1e-6; v += step)
-      svg += "<line class=\"grid\" x1=\"" + num(x(v)) + "\" x2=\"" + num(x(v)) + "\" y1=\"" +
-             num(top) + "\" y2=\"" + num(height - 24) + "\"/><text x=\"" + num(x(v)) + "\" y=\"" +
-             num(height - 10) + "\" text-anchor=\"middle\">" + escape(tick(v)) + "</text>";
-    for (size_t i = 0; i < cells.size(); ++i) {
-      const json& cell = *cells[i];
-      const std::string lock = cell.value("lock", std::string("?"));
-      const std::string outcome = cell.value("outcome", std::string());
-      const double y = top + row * (double(i) + 0.5);
-      const auto median = number(cell.value("median", json())),
-                 min = number(cell.value("min", json())), max = number(cell.value("max", json()));
-      const json prediction = cell.value("prediction", json());
-      const json agrees = cell.value("agrees", json());
-      svg += "<g class=\"envelope-row\" data-lock=\"" + escape(lock) + "\"><text x=\"" +
-             num(left - 8) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" + escape(lock) +
-             "</text>";
-      std::string said;
-      if (outcome == "breaks" && median) {
-        const double safe_to = min.value_or(*median);
-        svg += "<line class=\"safe-range\" x1=\"" + num(x(gentle)) + "\" x2=\"" + num(x(safe_to)) +
-               "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
-        if (min && max)
-          svg += "<line class=\"spread\" x1=\"" + num(x(*min)) + "\" x2=\"" + num(x(*max)) +
-                 "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
-        const std::string tip =
-            lock + " breaks at " + tick(*median) + unit +
-            (min && max ? " (repeats: " + tick(*min) + " to " + tick(*max) + ")" : "");
-        svg += "<circle class=\"breaking\" cx=\"" + num(x(*median)) + "\" cy=\"" + num(y) +
-               "\" r=\"5\"><title>" + escape(tip) + "</title></circle>";
-        char bound[32];
-        std::snprintf(bound, sizeof bound, "%.2f", *median);
-        said = std::string("breaks at ") + bound;
-      } else if (outcome == "never-breaks") {
-        svg += "<line class=\"safe-range\" x1=\"" + num(x(gentle)) + "\" x2=\"" + num(x(harsh)) +
-               "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
-        said = "never up to " + tick(harsh);
-      } else if (outcome == "breaks-without-fault") {
-        svg += "<circle class=\"breaking\" cx=\"" + num(x(gentle)) + "\" cy=\"" + num(y) +
-               "\" r=\"5\"><title>" + escape(lock + " breaks in this story without the fault") +
-               "</title></circle>";
-        said = "breaks without the fault";
-      } else {
-        // The reason goes in the tooltip: the row has room for the outcome.
-        said = outcome.empty() ? "unknown" : outcome;
-        if (cell.value("error", json()).is_string())
-          svg += "<title>" + escape(said + ": " + cell["error"].get<std::string>()) + "</title>";
-        if (cell.value("gap", json()).is_string()) said += ", explained †";
-      }
-      if (prediction.is_object()) {
-        const auto bound = number(prediction.value("bound", json()));
-        const double px = x(bound.value_or(harsh));
-        const std::string tip = "predicted: " + (bound ? tick(*bound) + unit : "never") + ". " +
-                                prediction.value("why", std::string());
-        svg += "<path class=\"predicted\" d=\"M" + num(px) + " " + num(y - 7) +
-               " l6 7 l-6 7 l-6 -7 z\"><title>" + escape(tip) + "</title></path>";
-      }
-      const bool explained = cell.value("gap", json()).is_string();
-      const std::string verdict = agrees == true ? "as predicted"
-                                  : agrees == false
-                                      ? (explained ? "differs, explained †" : "NOT as predicted")
-                                      : "";
-      svg += "<text class=\"" + std::string(agrees == false ? "disagrees" : "said") + "\" x=\"" +
-             num(width - right + 10) + "\" y=\"" + num(y + 4) + "\">" +
-             escape(said + (verdict.empty() ? "" : ", " + verdict)) + "</text></g>";
-    }
-    svg += "</svg>";
     out += "<div class=\"plot-card envelope-card\" data-axis=\"" + escape(name) + "\"><h4>" +
            escape(name) + ": " + escape(axis.value("fault", std::string())) + " (" +
            (lease ? "in leases" : "a clock's rate") + ") <a href=\"" + escape(link) +
-           "\">envelope.json</a></h4>" + svg + "</div>";
+           "\">envelope.json</a></h4>" + envelope_axis_svg(name, scale, cells) + "</div>";
   }
   return out;
 }

@@ -121,6 +121,86 @@ const CellStyle& style_of(std::optional<RunOutcome> outcome) {
   return kCellStyles[std::size(kCellStyles) - 1];
 }
 
+// The cell's tooltip: the verdicts measured against the one expected, and
+// every failure, unfired fault, reason not to run and refusal of the runs
+// `mine` of `runs`.
+std::string cell_tip(const Row& row, const std::string& algorithm,
+                     const std::vector<RunResult>& runs, const std::vector<size_t>& mine,
+                     const std::map<std::string, size_t>& verdicts) {
+  const RunResult& first = runs[mine.front()];
+  std::string tip = algorithm + " in " + row.results->scenario + ": measured";
+  for (const auto& [verdict, n] : verdicts)
+    tip += " " + verdict + (mine.size() > 1 ? " ×" + std::to_string(n) : "");
+  if (first.expected) tip += ", expected " + expected_text(*first.expected);
+  if (first.like) tip += " (as " + *first.like + ")";
+  for (size_t i : mine) {
+    const RunResult& run = runs[i];
+    if (run.error) tip += "; failed: " + *run.error;
+    if (run.outcome == RunOutcome::kNotExercised) tip += "; " + never_fired(run);
+    if (run.not_applicable) tip += "; not applicable: " + *run.not_applicable;
+    if (run.check)
+      for (const auto& stretch : run.check->unavailable) {
+        std::string faults;
+        for (const auto& f : stretch.faults) faults += (faults.empty() ? "" : ", ") + f;
+        tip += "; refused " + stretch.lock + " for " +
+               format_duration(stretch.to_ns - stretch.from_ns) + " under " + faults;
+      }
+  }
+  return tip;
+}
+
+// The violation kinds found by the runs `mine` of `runs`, or "" when none.
+std::string cell_kinds(const std::vector<RunResult>& runs, const std::vector<size_t>& mine) {
+  std::set<std::string> kinds;
+  for (size_t i : mine)
+    for (const auto& kind : found_kinds(runs[i])) kinds.insert(kind);
+  if (kinds.empty()) return "";
+  std::string list;
+  for (const auto& kind : kinds) list += (list.empty() ? "" : ", ") + kind;
+  return "<span class=\"cell-kinds\">" + escape(list) + "</span>";
+}
+
+// The cell's mark: how many of `total` runs met their expectation (and how
+// the others ended), or the one run's outcome.
+std::string cell_mark(const std::optional<RunOutcome>& outcome,
+                      std::map<RunOutcome, size_t>& counts, size_t total, const std::string& like) {
+  std::string mark;
+  if (outcome && total > 1) {
+    mark = std::to_string(counts[RunOutcome::kMet]) + "/" + std::to_string(total) + " met";
+    for (auto [o, words] : {std::pair{RunOutcome::kSaferThan, " safer"},
+                            std::pair{RunOutcome::kNotApplicable, " not applicable"},
+                            std::pair{RunOutcome::kNotExercised, " NOT EXERCISED"},
+                            std::pair{RunOutcome::kError, " failed"}})
+      if (counts[o] > 0) mark += ", " + std::to_string(counts[o]) + words;
+  } else if (outcome == RunOutcome::kSaferThan) {
+    mark = "✓ safer than " + like;
+  } else if (outcome) {
+    mark = style_of(outcome).mark;
+  }
+  return "<span class=\"cell-mark\">" + escape(mark) + "</span>";
+}
+
+// What the faults cost the runs `mine` of `runs`, said as its own neutral
+// fact beside the verdict: the longest refusal and the faults under which
+// the lock refused; "" when it never did.
+std::string cell_unavailable(const std::vector<RunResult>& runs, const std::vector<size_t>& mine) {
+  double longest_s = 0;
+  std::set<std::string> under;
+  for (size_t i : mine)
+    if (runs[i].check)
+      for (const auto& stretch : runs[i].check->unavailable) {
+        longest_s = std::max(longest_s, double(stretch.to_ns - stretch.from_ns) / 1e9);
+        under.insert(stretch.faults.begin(), stretch.faults.end());
+      }
+  if (under.empty()) return "";
+  std::string faults;
+  for (const auto& f : under) faults += (faults.empty() ? "" : ", ") + f;
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f s", longest_s);
+  return "<span class=\"cell-unavailable\">refuses under " + escape(faults) + " for " + seconds +
+         "</span>";
+}
+
 // One cell: every run of `algorithm` in the row's scenario (a suite may
 // repeat each one), styled by the cell's outcome (cell_outcome). It links to
 // the first run that does not pass, else to the first run.
@@ -145,60 +225,20 @@ std::string cell(const Row& row, const std::string& algorithm) {
   }
   const RunResult& first = runs[mine.front()];
   const std::optional<RunOutcome> outcome = cell_outcome(outcomes);
-  const std::string like = first.like.value_or("the built-in");
-
-  std::string tip = algorithm + " in " + row.results->scenario + ": measured";
-  for (const auto& [verdict, n] : verdicts)
-    tip += " " + verdict + (mine.size() > 1 ? " ×" + std::to_string(n) : "");
-  if (first.expected) tip += ", expected " + expected_text(*first.expected);
-  if (first.like) tip += " (as " + *first.like + ")";
-  for (size_t i : mine) {
-    const RunResult& run = runs[i];
-    if (run.error) tip += "; failed: " + *run.error;
-    if (run.outcome == RunOutcome::kNotExercised) tip += "; " + never_fired(run);
-    if (run.not_applicable) tip += "; not applicable: " + *run.not_applicable;
-    if (run.check)
-      for (const auto& stretch : run.check->unavailable) {
-        std::string faults;
-        for (const auto& f : stretch.faults) faults += (faults.empty() ? "" : ", ") + f;
-        tip += "; refused " + stretch.lock + " for " +
-               format_duration(stretch.to_ns - stretch.from_ns) + " under " + faults;
-      }
-  }
-
-  std::string inner;
+  const std::string tip = cell_tip(row, algorithm, runs, mine, verdicts);
   if (outcome == RunOutcome::kNotApplicable) {
     // Not run: the reason is the whole cell.
     return "<td class=\"cell not-applicable\" title=\"" + escape(tip) +
            "\"><span class=\"cell-mark\">not applicable</span><span class=\"na-reason\">" +
            escape(first.not_applicable.value_or("not run")) + "</span></td>";
   }
+  std::string inner;
   for (const auto& [verdict, n] : verdicts) inner += verdict_pill(verdict, mine.size() > 1 ? n : 0);
-  std::set<std::string> kinds;
-  for (size_t i : mine)
-    for (const auto& kind : found_kinds(runs[i])) kinds.insert(kind);
-  if (!kinds.empty()) {
-    std::string list;
-    for (const auto& kind : kinds) list += (list.empty() ? "" : ", ") + kind;
-    inner += "<span class=\"cell-kinds\">" + escape(list) + "</span>";
-  }
+  inner += cell_kinds(runs, mine);
   if (first.expected)
     inner += "<span class=\"cell-expected\">expected " + escape(expected_text(*first.expected)) +
              "</span>";
-  std::string mark;
-  if (outcome && mine.size() > 1) {
-    mark = std::to_string(counts[RunOutcome::kMet]) + "/" + std::to_string(mine.size()) + " met";
-    for (auto [o, words] : {std::pair{RunOutcome::kSaferThan, " safer"},
-                            std::pair{RunOutcome::kNotApplicable, " not applicable"},
-                            std::pair{RunOutcome::kNotExercised, " NOT EXERCISED"},
-                            std::pair{RunOutcome::kError, " failed"}})
-      if (counts[o] > 0) mark += ", " + std::to_string(counts[o]) + words;
-  } else if (outcome == RunOutcome::kSaferThan) {
-    mark = "✓ safer than " + like;
-  } else if (outcome) {
-    mark = style_of(outcome).mark;
-  }
-  inner += "<span class=\"cell-mark\">" + escape(mark) + "</span>";
+  inner += cell_mark(outcome, counts, mine.size(), first.like.value_or("the built-in"));
 
   std::string out =
       "<td class=\"cell " + outcome_class(outcome) + "\" title=\"" + escape(tip) + "\">";
@@ -207,23 +247,7 @@ std::string cell(const Row& row, const std::string& algorithm) {
            "\">" + inner + "</a>";
   else
     out += inner;
-  // What the faults cost, said as its own neutral fact beside the verdict.
-  double longest_s = 0;
-  std::set<std::string> under;
-  for (size_t i : mine)
-    if (runs[i].check)
-      for (const auto& stretch : runs[i].check->unavailable) {
-        longest_s = std::max(longest_s, double(stretch.to_ns - stretch.from_ns) / 1e9);
-        under.insert(stretch.faults.begin(), stretch.faults.end());
-      }
-  if (!under.empty()) {
-    std::string faults;
-    for (const auto& f : under) faults += (faults.empty() ? "" : ", ") + f;
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.1f s", longest_s);
-    out += "<span class=\"cell-unavailable\">refuses under " + escape(faults) + " for " + seconds +
-           "</span>";
-  }
+  out += cell_unavailable(runs, mine);
   if (first.expected && !first.expected->why.empty())
     out += "<details class=\"why\"><summary>why</summary>" + escape(first.expected->why) +
            "</details>";
@@ -333,11 +357,132 @@ std::string survivors(const std::vector<Row>& rows, const std::vector<std::strin
   return out + "</tbody></table>";
 }
 
-}  // namespace
+// The matrix's columns: the locks the suite lists, in its order (the order
+// of their design), then any other lock a run names.
+struct Columns {
+  std::vector<std::string> algorithms;
+  std::map<std::string, std::string> family;      // of a listed lock
+  std::map<std::string, std::string> shown_name;  // of a listed lock: name, version, like
+};
 
-std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir) {
+Columns columns_of(const nlohmann::ordered_json& suite, const std::vector<Row>& rows) {
+  Columns columns;
+  for (const LockColumn& lock : listed_locks(suite)) {
+    columns.algorithms.push_back(lock.name);
+    columns.family[lock.name] = lock.family;
+    columns.shown_name[lock.name] = lock.name +
+                                    (lock.version.empty() ? "" : " (" + lock.version + ")") +
+                                    (lock.like.empty() ? "" : ", like " + lock.like);
+  }
+  std::vector<std::string>& algorithms = columns.algorithms;
+  for (const auto& row : rows) {
+    if (!row.results) continue;
+    for (const auto& run : row.results->runs)
+      if (std::find(algorithms.begin(), algorithms.end(), run.algorithm) == algorithms.end())
+        algorithms.push_back(run.algorithm);
+  }
+  return columns;
+}
+
+// The banner over the matrix: each outcome counted apart, the rarer ones
+// only when they happen.
+std::string outcome_banner(const std::vector<Row>& rows) {
+  std::map<RunOutcome, size_t> outcomes;  // runs per outcome
+  size_t none = 0;                        // runs without an expectation
+  for (const auto& row : rows) {
+    if (!row.results) continue;
+    for (const auto& run : row.results->runs) {
+      if (run.outcome)
+        ++outcomes[*run.outcome];
+      else
+        ++none;
+    }
+  }
+  const size_t broken = size_t(
+      std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.problem.empty(); }));
+  const size_t met = outcomes[RunOutcome::kMet], not_met = outcomes[RunOutcome::kUnmet],
+               failed = outcomes[RunOutcome::kError],
+               not_exercised = outcomes[RunOutcome::kNotExercised];
+  bool bad = not_met > 0 || failed > 0 || not_exercised > 0 || broken > 0;
+  std::string out = "<div class=\"banner " + std::string(bad ? "bad" : "good") + "\">" +
+                    counted(met, "expectation") + " met, " + std::to_string(not_met) + " NOT met";
+  if (failed) out += ", " + counted(failed, "run") + " failed";
+  if (not_exercised) out += ", " + counted(not_exercised, "run") + " NOT EXERCISED";
+  if (outcomes[RunOutcome::kSaferThan])
+    out += ", " + counted(outcomes[RunOutcome::kSaferThan], "run") + " safer than the built-in";
+  if (outcomes[RunOutcome::kNotApplicable])
+    out += ", " + counted(outcomes[RunOutcome::kNotApplicable], "run") + " not applicable";
+  if (broken) out += ", " + counted(broken, "scenario") + " unreadable";
+  if (none) out += ", " + counted(none, "run") + " without expectation";
+  return out + "</div>";
+}
+
+// The matrix's head: the families, in the order of the design's history,
+// over their locks (when the suite lists them), then each lock with how many
+// stories it survives.
+std::string matrix_head(Columns& columns, const std::vector<Row>& rows) {
+  const std::vector<std::string>& algorithms = columns.algorithms;
+  std::string out = "<thead>";
+  if (!columns.family.empty()) {
+    out += "<tr class=\"families\"><th></th>";
+    for (size_t i = 0; i < algorithms.size();) {
+      size_t span = 1;
+      while (i + span < algorithms.size() &&
+             columns.family[algorithms[i + span]] == columns.family[algorithms[i]])
+        ++span;
+      out += "<th colspan=\"" + std::to_string(span) + "\" class=\"family\">" +
+             escape(columns.family[algorithms[i]]) + "</th>";
+      i += span;
+    }
+    out += "</tr>";
+  }
+  out += "<tr><th>story</th>";
+  for (const auto& algorithm : algorithms) {
+    const Survival tally = survival(stories_of(rows), algorithm);
+    out += "<th class=\"lock\">" +
+           escape(columns.shown_name.count(algorithm) ? columns.shown_name[algorithm] : algorithm) +
+           "<span class=\"survives\">survives " + std::to_string(tally.survived) + " of " +
+           std::to_string(tally.measured) + "</span></th>";
+  }
+  return out + "</tr></thead>";
+}
+
+// One scenario's row of the matrix: its name, linking its report, and a
+// cell per lock; or what kept it from being read.
+std::string matrix_row(const Row& row, const std::vector<std::string>& algorithms) {
+  if (!row.results)
+    return "<tr class=\"broken\"><th>" + escape(row.dir.filename().string()) +
+           "</th><td colspan=\"" + std::to_string(std::max<size_t>(algorithms.size(), 1)) + "\">" +
+           escape(row.problem) + "</td></tr>";
+  const ScenarioResults& results = *row.results;
+  std::string out = "<tr><th>";
+  out += row.problem.empty()
+             ? "<a href=\"" + escape(row.link) + "\">" + escape(results.scenario) + "</a>"
+             : escape(results.scenario);
+  if (!results.description.empty())
+    out += "<span class=\"scenario-description\">" + escape(results.description) + "</span>";
+  if (!row.problem.empty())
+    out += "<span class=\"row-problem\">report not written: " + escape(row.problem) + "</span>";
+  out += "</th>";
+  for (const auto& algorithm : algorithms) out += cell(row, algorithm);
+  return out + "</tr>";
+}
+
+// The page of a directory with charts but no scenarios (an envelope's or a
+// sweep's own): a head of kind `kind` over `charts`.
+std::string charts_page(const std::string& name, const std::string& kind,
+                        const std::string& charts) {
+  return html_page(name + " — locklab " + kind,
+                   "<header class=\"page-head\"><div class=\"crumb\">"
+                   "locklab " +
+                       kind + "</div><h1>" + escape(name) + "</h1></header>" + charts);
+}
+
+// The suite's results.json (an empty document when there is none), and its
+// name from it, else the directory's.
+nlohmann::ordered_json read_suite(const std::filesystem::path& suite_dir, std::string& name) {
   nlohmann::ordered_json suite;
-  std::string name = suite_dir.filename().string();
+  name = suite_dir.filename().string();
   if (fs::exists(suite_dir / "results.json")) {
     suite = read_json_file(suite_dir / "results.json");
     if (!suite.is_object())
@@ -347,128 +492,44 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
   }
   if (!fs::is_directory(suite_dir))
     throw std::runtime_error("cannot read suite directory " + suite_dir.string());
+  return suite;
+}
 
+}  // namespace
+
+std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir) {
+  std::string name;
+  const nlohmann::ordered_json suite = read_suite(suite_dir, name);
   std::vector<Row> rows;
   for (const auto& dir : scenario_dirs(suite_dir, suite)) rows.push_back(read_row(suite_dir, dir));
-
-  // The columns: the locks the suite lists, in its order (the order of
-  // their design), then any other lock a run names.
-  std::vector<std::string> algorithms;
-  std::map<std::string, std::string> family, shown_name;
-  for (const LockColumn& lock : listed_locks(suite)) {
-    algorithms.push_back(lock.name);
-    family[lock.name] = lock.family;
-    shown_name[lock.name] = lock.name + (lock.version.empty() ? "" : " (" + lock.version + ")") +
-                            (lock.like.empty() ? "" : ", like " + lock.like);
-  }
-  std::map<RunOutcome, size_t> outcomes;  // runs per outcome
-  size_t none = 0;                        // runs without an expectation
-  for (const auto& row : rows) {
-    if (!row.results) continue;
-    for (const auto& run : row.results->runs) {
-      if (std::find(algorithms.begin(), algorithms.end(), run.algorithm) == algorithms.end())
-        algorithms.push_back(run.algorithm);
-      if (run.outcome)
-        ++outcomes[*run.outcome];
-      else
-        ++none;
-    }
-  }
-  size_t broken = size_t(
-      std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.problem.empty(); }));
+  Columns columns = columns_of(suite, rows);
   const std::string sweeps = sweep_charts(suite_dir);
   const std::string envelopes = envelope_charts(suite_dir);
   auto path = suite_dir / "index.html";
   if (rows.empty() && !envelopes.empty()) {
-    // An envelope's own directory: its charts alone.
-    write_file_atomically(path,
-                          html_page(name + " — locklab envelope",
-                                    "<header class=\"page-head\"><div class=\"crumb\">"
-                                    "locklab envelope</div><h1>" +
-                                        escape(name) + "</h1></header>" + envelopes + sweeps));
+    write_file_atomically(path, charts_page(name, "envelope", envelopes + sweeps));
     return path;
   }
   if (rows.empty() && !sweeps.empty()) {
-    // A sweep's own directory: its charts alone, no empty matrix.
-    write_file_atomically(path, html_page(name + " — locklab sweep",
-                                          "<header class=\"page-head\"><div class=\"crumb\">"
-                                          "locklab sweep</div><h1>" +
-                                              escape(name) + "</h1></header>" + sweeps));
+    // No empty matrix above the charts.
+    write_file_atomically(path, charts_page(name, "sweep", sweeps));
     return path;
   }
-
   std::string body = "<header class=\"page-head\"><div class=\"crumb\">locklab suite</div><h1>" +
                      escape(name) + "</h1><p class=\"meta\">" + std::to_string(rows.size()) +
-                     " scenarios × " + std::to_string(algorithms.size()) +
+                     " scenarios × " + std::to_string(columns.algorithms.size()) +
                      " algorithms</p></header>";
-  // Each outcome counted apart, the rarer ones only when they happen.
-  const size_t met = outcomes[RunOutcome::kMet], not_met = outcomes[RunOutcome::kUnmet],
-               failed = outcomes[RunOutcome::kError],
-               not_exercised = outcomes[RunOutcome::kNotExercised];
-  bool bad = not_met > 0 || failed > 0 || not_exercised > 0 || broken > 0;
-  body += "<div class=\"banner " + std::string(bad ? "bad" : "good") + "\">" +
-          counted(met, "expectation") + " met, " + std::to_string(not_met) + " NOT met";
-  if (failed) body += ", " + counted(failed, "run") + " failed";
-  if (not_exercised) body += ", " + counted(not_exercised, "run") + " NOT EXERCISED";
-  if (outcomes[RunOutcome::kSaferThan])
-    body += ", " + counted(outcomes[RunOutcome::kSaferThan], "run") + " safer than the built-in";
-  if (outcomes[RunOutcome::kNotApplicable])
-    body += ", " + counted(outcomes[RunOutcome::kNotApplicable], "run") + " not applicable";
-  if (broken) body += ", " + counted(broken, "scenario") + " unreadable";
-  if (none) body += ", " + counted(none, "run") + " without expectation";
-  body += "</div>";
-
-  body += survivors(rows, algorithms);
-  body += "<div class=\"matrix-box\"><table class=\"matrix\"><thead>";
-  if (!family.empty()) {
-    // The families, in the order of the design's history, over their locks.
-    body += "<tr class=\"families\"><th></th>";
-    for (size_t i = 0; i < algorithms.size();) {
-      size_t span = 1;
-      while (i + span < algorithms.size() && family[algorithms[i + span]] == family[algorithms[i]])
-        ++span;
-      body += "<th colspan=\"" + std::to_string(span) + "\" class=\"family\">" +
-              escape(family[algorithms[i]]) + "</th>";
-      i += span;
-    }
-    body += "</tr>";
-  }
-  body += "<tr><th>story</th>";
-  for (const auto& algorithm : algorithms) {
-    const Survival tally = survival(stories_of(rows), algorithm);
-    body += "<th class=\"lock\">" +
-            escape(shown_name.count(algorithm) ? shown_name[algorithm] : algorithm) +
-            "<span class=\"survives\">survives " + std::to_string(tally.survived) + " of " +
-            std::to_string(tally.measured) + "</span></th>";
-  }
-  body += "</tr></thead><tbody>";
-  for (const auto& row : rows) {
-    if (!row.results) {
-      body += "<tr class=\"broken\"><th>" + escape(row.dir.filename().string()) +
-              "</th><td colspan=\"" + std::to_string(std::max<size_t>(algorithms.size(), 1)) +
-              "\">" + escape(row.problem) + "</td></tr>";
-      continue;
-    }
-    const ScenarioResults& results = *row.results;
-    body += "<tr><th>";
-    body += row.problem.empty()
-                ? "<a href=\"" + escape(row.link) + "\">" + escape(results.scenario) + "</a>"
-                : escape(results.scenario);
-    if (!results.description.empty())
-      body += "<span class=\"scenario-description\">" + escape(results.description) + "</span>";
-    if (!row.problem.empty())
-      body += "<span class=\"row-problem\">report not written: " + escape(row.problem) + "</span>";
-    body += "</th>";
-    for (const auto& algorithm : algorithms) body += cell(row, algorithm);
-    body += "</tr>";
-  }
+  body += outcome_banner(rows);
+  body += survivors(rows, columns.algorithms);
+  body +=
+      "<div class=\"matrix-box\"><table class=\"matrix\">" + matrix_head(columns, rows) + "<tbody>";
+  for (const auto& row : rows) body += matrix_row(row, columns.algorithms);
   body += "</tbody></table></div>";
   if (!rows.empty()) body += matrix_legend();
   if (rows.empty())
     body += "<p class=\"notice\">No scenario directories (with a results.json) here.</p>";
   body += envelopes;
   body += sweeps;
-
   write_file_atomically(path, html_page(name + " — locklab suite", body));
   return path;
 }

@@ -29,11 +29,6 @@ Action add_merge_command(CLI::App& parent);
 
 constexpr int kUsageError = 2;
 
-// The target file of --target, read and checked before anything runs: every
-// endpoint answers with the credentials it names. Throws a one-line error
-// naming the file, field or endpoint. Empty `file`: nullptr.
-std::shared_ptr<const Target> load_checked_target(const std::string& file);
-
 // The help text of --target, shared by run, suite and explore.
 inline constexpr const char* kTargetHelp =
     "Run against existing Redis servers described by this target file (harness/runner/TARGET.md) "

@@ -5,9 +5,8 @@
 #include "commands.h"
 #include "envelope.h"
 #include "invocation.h"
-#include "libraries.h"
+#include "locks_under_test.h"
 #include "matrix.h"
-#include "process.h"
 #include "report.h"
 
 namespace locklab {
@@ -75,25 +74,20 @@ Action add_envelope_command(CLI::App& parent) {
                                     envelope_axis_names() + ")");
       axes.push_back(*axis);
     }
-    std::vector<LockUnderTest> locks = built_in_locks();
-    if (!options->libraries.empty())
-      for (LockUnderTest& library : load_libraries(options->libraries))
-        locks.push_back(std::move(library));
+    std::vector<LockUnderTest> locks = built_ins_and_libraries(options->libraries);
     if (!options->locks.empty()) {
       std::vector<LockUnderTest> chosen;
       for (const auto& name : options->locks) {
-        auto it = std::find_if(locks.begin(), locks.end(),
-                               [&](const LockUnderTest& lock) { return lock.name == name; });
-        if (it == locks.end()) {
+        const LockUnderTest* lock = find_lock(locks, name);
+        if (!lock) {
           suite::check_algorithm_ids({name});  // throws, naming the known ids
           throw std::invalid_argument("--algorithm: \"" + name + "\" is not among the locks");
         }
-        chosen.push_back(*it);
+        chosen.push_back(*lock);
       }
       locks = std::move(chosen);
     }
-    if (!program_available("redis-server"))
-      throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
+    const Servers servers = checked_servers("");
 
     suite::EnvelopeOptions envelope_options{.locks = locks,
                                             .axes = axes,
@@ -102,9 +96,9 @@ Action add_envelope_command(CLI::App& parent) {
                                             .jobs = options->jobs,
                                             .seed = options->seed,
                                             .out_dir = options->out_dir,
-                                            .redis_version = Servers{}.redis_version(),
+                                            .redis_version = servers.redis_version(),
                                             .invocation = current_invocation()};
-    nlohmann::json result = suite::run_envelope(envelope_options, cell_runner(locks, Servers{}));
+    nlohmann::json result = suite::run_envelope(envelope_options, cell_runner(locks, servers));
     std::cout << suite::envelope_table(result);
     std::cerr << "results: " << (envelope_options.out_dir / "envelope.json").string() << "\n";
     std::cerr << "report: " << reports::write_report(envelope_options.out_dir).string() << "\n";

@@ -3,21 +3,14 @@
 
 #include "commands.h"
 #include "lock.h"
+#include "locks_under_test.h"
 #include "matrix.h"
-#include "process.h"
 #include "report.h"
 #include "results.h"
 #include "runner.h"
 #include "scenario.h"
 
 namespace locklab {
-
-std::shared_ptr<const Target> load_checked_target(const std::string& file) {
-  if (file.empty()) return nullptr;
-  auto target = std::make_shared<Target>(load_target(file));
-  check_target_reachable(*target);
-  return target;
-}
 
 Action add_run_command(CLI::App& parent) {
   struct Options {
@@ -59,15 +52,9 @@ Action add_run_command(CLI::App& parent) {
     suite::check_algorithm_ids(options->algorithms);
     if (!options->like.empty()) suite::check_algorithm_ids({options->like}, "--like");
     RunOptions run_options;
-    run_options.servers.target = load_checked_target(options->target);
-    if (!run_options.servers.target && !program_available("redis-server"))
-      throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
+    run_options.servers = checked_servers(options->target);
     run_options.algorithms = options->algorithms;
-    if (!options->adapter.empty()) {
-      std::optional<std::string> like;
-      if (!options->like.empty()) like = options->like;
-      run_options.lock = LockUnderTest::from_adapter({.command = options->adapter}, like);
-    }
+    run_options.lock = adapter_lock_if_given(options->adapter, options->like);
     if (*seed_option) run_options.seed = options->seed;
     run_options.out_dir = options->out_dir.empty()
                               ? std::filesystem::path("locklab-out") / scenario.name

@@ -3,8 +3,9 @@
 #include <iostream>
 
 #include "commands.h"
+#include "invocation.h"
+#include "locks_under_test.h"
 #include "matrix.h"
-#include "process.h"
 #include "report.h"
 #include "scenario.h"
 #include "suite.h"
@@ -75,8 +76,7 @@ Action add_sweep_command(CLI::App& parent) {
     if (!options->kind.empty()) spec.kind = options->kind;
     if (*seed_option) spec.seed = options->seed;
     suite::validate_sweep(scenario, spec);
-    if (!program_available("redis-server"))
-      throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
+    const Servers servers = checked_servers("");
     sweep_options.algorithms = options->algorithms;
     sweep_options.out_dir = options->out_dir.empty()
                                 ? std::filesystem::path("locklab-out") / ("sweep-" + scenario.name)
@@ -84,7 +84,7 @@ Action add_sweep_command(CLI::App& parent) {
     sweep_options.invocation = current_invocation();
 
     nlohmann::json result =
-        suite::run_sweep(scenario, sweep_options, cell_runner(built_in_locks(), Servers{}));
+        suite::run_sweep(scenario, sweep_options, cell_runner(built_in_locks(), servers));
     std::cout << suite::sweep_table(result);
     std::cerr << "results: " << (sweep_options.out_dir / "sweep.json").string() << "\n";
     std::cerr << "report: " << reports::write_report(sweep_options.out_dir).string() << "\n";

@@ -230,6 +230,44 @@ BackgroundTask::~BackgroundTask() {
   if (runner_->thread) runner_->thread->join();
 }
 
+struct FiberMutex::Impl {
+  fibers::mutex mutex;
+};
+
+FiberMutex::FiberMutex() : impl_(std::make_unique<Impl>()) {}
+FiberMutex::~FiberMutex() = default;
+
+void FiberMutex::lock() {
+  impl_->mutex.lock();
+}
+
+void FiberMutex::unlock() {
+  impl_->mutex.unlock();
+}
+
+struct FiberCondition::Impl {
+  fibers::condition_variable_any condition;
+};
+
+FiberCondition::FiberCondition() : impl_(std::make_unique<Impl>()) {}
+FiberCondition::~FiberCondition() = default;
+
+void FiberCondition::wait(std::unique_lock<FiberMutex>& lock) {
+  impl_->condition.wait(lock);
+}
+
+void FiberCondition::wait(std::unique_lock<std::mutex>& lock) {
+  impl_->condition.wait(lock);
+}
+
+void FiberCondition::notify_one() {
+  impl_->condition.notify_one();
+}
+
+void FiberCondition::notify_all() {
+  impl_->condition.notify_all();
+}
+
 SocketWaiter::SocketWaiter(int fd) : fd_(fd) {
   if (!this_thread_scheduler) return;
   auto registration = std::make_unique<Registration>();

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace locklab {
@@ -55,6 +56,55 @@ class BackgroundTask {
  private:
   struct Runner;
   std::unique_ptr<Runner> runner_;
+};
+
+// A mutex whose waiters wait the way everything here does: a fiber is
+// suspended and the other fibers of its thread go on; a thread off
+// run_fibers blocks. Fibers and threads may share one.
+class FiberMutex {
+ public:
+  FiberMutex();
+  ~FiberMutex();
+  FiberMutex(const FiberMutex&) = delete;
+  FiberMutex& operator=(const FiberMutex&) = delete;
+
+  void lock();
+  void unlock();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A condition variable for fibers and threads alike: wait() suspends the
+// calling fiber alone (or blocks the thread off run_fibers) and releases the
+// caller's lock meanwhile, so the lock may be a std::mutex that a fiber
+// never holds across a wait; notify_*() may come from any fiber or thread.
+class FiberCondition {
+ public:
+  FiberCondition();
+  ~FiberCondition();
+  FiberCondition(const FiberCondition&) = delete;
+  FiberCondition& operator=(const FiberCondition&) = delete;
+
+  // Releases `lock`, waits for a notification (or a spurious wake-up) and
+  // takes `lock` again before returning.
+  void wait(std::unique_lock<FiberMutex>& lock);
+  void wait(std::unique_lock<std::mutex>& lock);
+
+  // Waits, as above, until `ready()` holds; `ready` is called with the lock held.
+  template <class Lock, class Predicate>
+  void wait(Lock& lock, Predicate ready) {
+    while (!ready()) wait(lock);
+  }
+
+  // Wakes one waiter, or every waiter.
+  void notify_one();
+  void notify_all();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Waits for one socket to become readable or writable. On a fiber the socket

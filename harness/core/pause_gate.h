@@ -5,10 +5,10 @@
 #pragma once
 
 #include <atomic>
-#include <boost/fiber/condition_variable.hpp>
-#include <boost/fiber/mutex.hpp>
 #include <functional>
 #include <vector>
+
+#include "fibers.h"
 
 namespace locklab {
 
@@ -28,8 +28,8 @@ class PauseGate {
   void on_change(std::function<void(bool closed)> listener);
 
  private:
-  boost::fibers::mutex mu_;
-  boost::fibers::condition_variable opened_;
+  FiberMutex mu_;
+  FiberCondition opened_;
   // Changed under mu_; read without it by pass() while open, the case on
   // every step of every client.
   std::atomic<int> closed_ = 0;

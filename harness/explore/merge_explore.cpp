@@ -43,16 +43,10 @@ void copy_tree(const fs::path& from, const fs::path& to) {
   fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
 }
 
-}  // namespace
-
-Exploration merge_explorations(const std::vector<fs::path>& dirs, const fs::path& out_dir) {
-  if (dirs.empty()) throw std::runtime_error("merge: no exploration directories given");
-  std::vector<std::pair<Shard, fs::path>> shards;
-  std::vector<Exploration> docs;
-  for (const auto& dir : dirs) {
-    docs.push_back(read_exploration_file(dir / "explore.json"));
-    shards.emplace_back(parse_shard(docs.back().options.shard), dir);
-  }
+// Throws std::runtime_error unless `docs` (read from `dirs`, of shards
+// `shards`) are every shard of one exploration, each once.
+void check_shards(const std::vector<fs::path>& dirs, const std::vector<Exploration>& docs,
+                  const std::vector<std::pair<Shard, fs::path>>& shards) {
   const Exploration& first = docs.front();
   std::set<int> indices;
   for (size_t i = 0; i < docs.size(); ++i) {
@@ -70,6 +64,20 @@ Exploration merge_explorations(const std::vector<fs::path>& dirs, const fs::path
     if (!indices.count(i))
       throw std::runtime_error("merge: exploration shard " + std::to_string(i) + "/" +
                                std::to_string(shards[0].first.count) + " is missing");
+}
+
+}  // namespace
+
+Exploration merge_explorations(const std::vector<fs::path>& dirs, const fs::path& out_dir) {
+  if (dirs.empty()) throw std::runtime_error("merge: no exploration directories given");
+  std::vector<std::pair<Shard, fs::path>> shards;
+  std::vector<Exploration> docs;
+  for (const auto& dir : dirs) {
+    docs.push_back(read_exploration_file(dir / "explore.json"));
+    shards.emplace_back(parse_shard(docs.back().options.shard), dir);
+  }
+  check_shards(dirs, docs, shards);
+  const Exploration& first = docs.front();
 
   const Space space = space_of(first);
   const uint64_t seed = first.options.seed;

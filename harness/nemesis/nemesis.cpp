@@ -164,30 +164,42 @@ std::vector<size_t> Nemesis::servers_of(const Fault& f) const {
   return out;
 }
 
-void Nemesis::apply(size_t index, const std::string& trigger_client) {
-  const Fault& f = schedule_.fault(index);
-  const std::vector<size_t> clients = clients_of(f, trigger_client);
-  const std::vector<size_t> servers = servers_of(f);
+// One firing of a fault: the fault and whom it acts on this time.
+struct Nemesis::Firing {
+  size_t index;  // in the schedule
+  const Fault& fault;
+  std::vector<size_t> clients;  // by client index
+  std::vector<size_t> servers;  // by server index (masters first)
+};
+
+json Nemesis::targets_of(const Firing& firing) const {
   json client_ids = json::array();
-  for (size_t c : clients) client_ids.push_back(clients_[c].id);
+  for (size_t c : firing.clients) client_ids.push_back(clients_[c].id);
   json targets = json::object();
-  switch (info(f.kind).target) {
+  switch (info(firing.fault.kind).target) {
     case FaultTarget::Client:
       targets["targets"] = client_ids;
       break;
     case FaultTarget::Server:
-      targets["nodes"] = servers;
+      targets["nodes"] = firing.servers;
       break;
     case FaultTarget::Link:
       targets["targets"] = client_ids;
-      targets["nodes"] = servers;
+      targets["nodes"] = firing.servers;
       break;
     case FaultTarget::Replication:
     case FaultTarget::Cluster:
       targets["nodes"] = {0};
-      targets["replicas"] = replicas_of(f);
+      targets["replicas"] = replicas_of(firing.fault);
       break;
   }
+  return targets;
+}
+
+void Nemesis::apply(size_t index, const std::string& trigger_client) {
+  const Fault& f = schedule_.fault(index);
+  const Firing firing{index, f, clients_of(f, trigger_client), servers_of(f)};
+  const json targets = targets_of(firing);
   {
     std::lock_guard l(mu_);
     if (stopping_) return;
@@ -196,171 +208,236 @@ void Nemesis::apply(size_t index, const std::string& trigger_client) {
   }
   // Recorded before it takes effect: nothing the fault causes precedes it in the history.
   record(index, "start", targets);
-  Action undo;
+  if (Action undo = start_fault(firing)) keep_in_force(index, std::move(undo), f.duration_ms);
+}
 
-  switch (f.kind) {
+Nemesis::Action Nemesis::start_fault(const Firing& firing) {
+  switch (firing.fault.kind) {
     case FaultKind::Pause:
-      for (size_t c : clients) clients_[c].gate->close();
-      undo = [this, clients] {
-        for (size_t c : clients) clients_[c].gate->open();
-      };
-      break;
+      return start_pause(firing);
     case FaultKind::CrashClient:
-      for (size_t c : clients) clients_[c].crash();
-      break;
+      return start_client_crash(firing);
     case FaultKind::ClockJump:
-    case FaultKind::ClockRate: {
-      if (f.kind == FaultKind::ClockJump) {
-        auto jump = [this, clients](milliseconds delta) {
-          for (size_t c : clients) {
-            clients_[c].clock->jump(delta);
-            if (clients_[c].process_clock) clients_[c].process_clock->jump(delta);
-          }
-        };
-        jump(milliseconds(f.delta_ms));
-        if (f.duration_ms) undo = [jump, delta = f.delta_ms] { jump(-milliseconds(delta)); };
-      } else {
-        auto set_rate = [this, clients](double rate) {
-          for (size_t c : clients) {
-            clients_[c].clock->set_rate(rate);
-            if (clients_[c].process_clock) clients_[c].process_clock->set_rate(rate);
-          }
-        };
-        set_rate(f.rate);
-        undo = [set_rate] { set_rate(1.0); };
-      }
-      break;
-    }
+      return start_clock_jump(firing);
+    case FaultKind::ClockRate:
+      return start_clock_rate(firing);
     case FaultKind::ServerClockJump:
-      for (size_t s : servers) targets_.server_clock(s)->jump(milliseconds(f.delta_ms));
-      if (f.duration_ms)
-        undo = [this, servers, delta = f.delta_ms] {
-          for (size_t s : servers) targets_.server_clock(s)->jump(-milliseconds(delta));
-        };
-      break;
+      return start_server_clock_jump(firing);
     case FaultKind::ServerClockRate:
-      for (size_t s : servers) targets_.server_clock(s)->set_rate(f.rate);
-      undo = [this, servers] {
-        for (size_t s : servers) targets_.server_clock(s)->set_rate(1.0);
-      };
-      break;
+      return start_server_clock_rate(firing);
     case FaultKind::SigstopNode:
-      for (size_t s : servers) targets_.server(s).pause();
-      undo = [this, servers] {
-        for (size_t s : servers) targets_.server(s).resume();
-      };
-      break;
+      return start_sigstop(firing);
     case FaultKind::DebugSleep:
-      for (size_t s : servers) {
-        Endpoint server = targets_.server_endpoint(s);
-        std::lock_guard l(mu_);
-        workers_.emplace_back([this, server, index, s, sleep = milliseconds(*f.duration_ms),
-                               auth = targets_.server_auth()] {
-          try {
-            debug_sleep(server, sleep, auth);
-          } catch (const std::exception&) {
-            // The server died or was stopped meanwhile: the sleep is over either way.
-          }
-          mark_ended(index);
-          record(index, "end", {{"nodes", json::array({s})}});
-        });
-      }
-      break;
+      return start_debug_sleep(firing);
     case FaultKind::CrashNode:
-      for (size_t s : servers) targets_.server(s).kill();
-      if (f.restart_after_ms)
-        schedule_at(monotonic_ns() + *f.restart_after_ms * 1'000'000, [this, servers, index] {
-          for (size_t s : servers) targets_.server(s).restart();
-          mark_ended(index);
-          record(index, "end", {{"nodes", servers}, {"restarted", true}});
-        });
-      break;
+      return start_node_crash(firing);
     case FaultKind::Partition:
+      return start_partition(firing);
     case FaultKind::Delay:
-    case FaultKind::Cut: {
-      std::vector<NetworkLink*> links;
-      for (size_t c : clients)
-        for (size_t s : servers) links.push_back(&targets_.link(c, s));
-      for (NetworkLink* link : links) {
-        if (f.kind == FaultKind::Cut)
-          link->cut();
-        else if (f.kind == FaultKind::Delay)
-          link->delay(Direction::Both, milliseconds(f.delay_ms), milliseconds(f.jitter_ms));
-        else if (f.how == "reject")
-          link->reject();
-        else
-          link->blackhole();
-      }
-      if (f.kind != FaultKind::Cut)
-        undo = [links, delay = f.kind == FaultKind::Delay] {
-          for (NetworkLink* link : links) {
-            if (delay)
-              link->delay(Direction::Both, milliseconds(0), milliseconds(0));
-            else
-              link->pass();
-          }
-        };
-      break;
-    }
-    case FaultKind::CutReplication: {
-      const std::vector<size_t> replicas = replicas_of(f);
-      for (size_t r : replicas) targets_.replication_link(r).blackhole();
-      undo = [this, replicas] {
-        for (size_t r : replicas) targets_.replication_link(r).pass();
-      };
-      break;
-    }
-    case FaultKind::Failover: {
-      const size_t replica = servers.front();  // the replica promoted (manual mode)
-      if (f.mode == "manual") {
-        targets_.promote(replica);
-        targets_.redirect_node0(replica);
-        // Clients still connected to the old master follow at their next command.
-        for (size_t c = 0; c < clients_.size(); ++c) targets_.link(c, 0).cut();
-        // Done as soon as the replica answers as master, as Sentinel's is once it names it.
-        mark_ended(index);
-        record(index, "end",
-               {{"old_master", targets_.server_endpoint(0).str()},
-                {"new_master", targets_.server_endpoint(replica).str()}});
-      } else {
-        std::lock_guard l(mu_);
-        workers_.emplace_back([this, index] {
-          json result;
-          try {
-            const Endpoint old_master = targets_.start_sentinel_failover();
-            size_t now = targets_.await_sentinel_failover(old_master, std::chrono::seconds(30));
-            result = {{"old_master", old_master.str()},
-                      {"new_master", targets_.server_endpoint(now).str()}};
-          } catch (const std::exception& e) {
-            result = {{"error", e.what()}};
-          }
-          mark_ended(index);
-          record(index, "end", result);
-        });
-      }
-      break;
-    }
+      return start_delay(firing);
+    case FaultKind::Cut:
+      return start_cut(firing);
+    case FaultKind::CutReplication:
+      return start_replication_cut(firing);
+    case FaultKind::Failover:
+      return firing.fault.mode == "manual" ? start_manual_failover(firing)
+                                           : start_sentinel_failover(firing);
   }
+  return {};
+}
 
-  if (!undo) return;
+void Nemesis::keep_in_force(size_t index, Action undo, std::optional<int64_t> duration_ms) {
   std::lock_guard l(mu_);
-  active_.emplace(index, undo);
-  if (f.duration_ms) {
-    timeline_.emplace(monotonic_ns() + *f.duration_ms * 1'000'000, [this, index] {
-      Action undo_now;
-      {
-        std::lock_guard l2(mu_);
-        auto it = active_.find(index);
-        if (it == active_.end()) return;
-        undo_now = std::move(it->second);
-        active_.erase(it);
-      }
-      undo_now();
-      mark_ended(index);
-      record(index, "end");
-    });
-    wake_.notify_all();
+  active_.emplace(index, std::move(undo));
+  if (!duration_ms) return;
+  timeline_.emplace(monotonic_ns() + *duration_ms * 1'000'000, [this, index] { undo_now(index); });
+  wake_.notify_all();
+}
+
+void Nemesis::undo_now(size_t index) {
+  Action undo;
+  {
+    std::lock_guard l(mu_);
+    auto it = active_.find(index);
+    if (it == active_.end()) return;  // healed by stop() meanwhile
+    undo = std::move(it->second);
+    active_.erase(it);
   }
+  undo();
+  mark_ended(index);
+  record(index, "end");
+}
+
+Nemesis::Action Nemesis::start_pause(const Firing& firing) {
+  for (size_t c : firing.clients) clients_[c].gate->close();
+  return [this, clients = firing.clients] {
+    for (size_t c : clients) clients_[c].gate->open();
+  };
+}
+
+Nemesis::Action Nemesis::start_client_crash(const Firing& firing) {
+  for (size_t c : firing.clients) clients_[c].crash();
+  return {};
+}
+
+void Nemesis::jump_client_clocks(const std::vector<size_t>& clients, milliseconds delta) {
+  for (size_t c : clients) {
+    clients_[c].clock->jump(delta);
+    if (clients_[c].process_clock) clients_[c].process_clock->jump(delta);
+  }
+}
+
+void Nemesis::set_client_clock_rates(const std::vector<size_t>& clients, double rate) {
+  for (size_t c : clients) {
+    clients_[c].clock->set_rate(rate);
+    if (clients_[c].process_clock) clients_[c].process_clock->set_rate(rate);
+  }
+}
+
+Nemesis::Action Nemesis::start_clock_jump(const Firing& firing) {
+  const milliseconds delta(firing.fault.delta_ms);
+  jump_client_clocks(firing.clients, delta);
+  // A jump without a duration stays: the clock is simply wrong from then on.
+  if (!firing.fault.duration_ms) return {};
+  return [this, clients = firing.clients, delta] { jump_client_clocks(clients, -delta); };
+}
+
+Nemesis::Action Nemesis::start_clock_rate(const Firing& firing) {
+  set_client_clock_rates(firing.clients, firing.fault.rate);
+  return [this, clients = firing.clients] { set_client_clock_rates(clients, 1.0); };
+}
+
+Nemesis::Action Nemesis::start_server_clock_jump(const Firing& firing) {
+  const milliseconds delta(firing.fault.delta_ms);
+  for (size_t s : firing.servers) targets_.server_clock(s)->jump(delta);
+  if (!firing.fault.duration_ms) return {};
+  return [this, servers = firing.servers, delta] {
+    for (size_t s : servers) targets_.server_clock(s)->jump(-delta);
+  };
+}
+
+Nemesis::Action Nemesis::start_server_clock_rate(const Firing& firing) {
+  for (size_t s : firing.servers) targets_.server_clock(s)->set_rate(firing.fault.rate);
+  return [this, servers = firing.servers] {
+    for (size_t s : servers) targets_.server_clock(s)->set_rate(1.0);
+  };
+}
+
+Nemesis::Action Nemesis::start_sigstop(const Firing& firing) {
+  for (size_t s : firing.servers) targets_.server(s).pause();
+  return [this, servers = firing.servers] {
+    for (size_t s : servers) targets_.server(s).resume();
+  };
+}
+
+Nemesis::Action Nemesis::start_debug_sleep(const Firing& firing) {
+  // DEBUG SLEEP blocks whoever sends it for its whole duration, so each
+  // server's is sent from a worker of its own, which records its end.
+  for (size_t s : firing.servers) {
+    Endpoint server = targets_.server_endpoint(s);
+    std::lock_guard l(mu_);
+    workers_.emplace_back([this, server, index = firing.index, s,
+                           sleep = milliseconds(*firing.fault.duration_ms),
+                           auth = targets_.server_auth()] {
+      try {
+        debug_sleep(server, sleep, auth);
+      } catch (const std::exception&) {
+        // The server died or was stopped meanwhile: the sleep is over either way.
+      }
+      mark_ended(index);
+      record(index, "end", {{"nodes", json::array({s})}});
+    });
+  }
+  return {};
+}
+
+Nemesis::Action Nemesis::start_node_crash(const Firing& firing) {
+  for (size_t s : firing.servers) targets_.server(s).kill();
+  if (firing.fault.restart_after_ms)
+    schedule_at(monotonic_ns() + *firing.fault.restart_after_ms * 1'000'000,
+                [this, servers = firing.servers, index = firing.index] {
+                  for (size_t s : servers) targets_.server(s).restart();
+                  mark_ended(index);
+                  record(index, "end", {{"nodes", servers}, {"restarted", true}});
+                });
+  return {};
+}
+
+std::vector<NetworkLink*> Nemesis::links_of(const Firing& firing) {
+  std::vector<NetworkLink*> links;
+  for (size_t c : firing.clients)
+    for (size_t s : firing.servers) links.push_back(&targets_.link(c, s));
+  return links;
+}
+
+Nemesis::Action Nemesis::start_partition(const Firing& firing) {
+  const std::vector<NetworkLink*> links = links_of(firing);
+  for (NetworkLink* link : links) {
+    if (firing.fault.how == "reject")
+      link->reject();
+    else
+      link->blackhole();
+  }
+  return [links] {
+    for (NetworkLink* link : links) link->pass();
+  };
+}
+
+Nemesis::Action Nemesis::start_delay(const Firing& firing) {
+  const std::vector<NetworkLink*> links = links_of(firing);
+  for (NetworkLink* link : links)
+    link->delay(Direction::Both, milliseconds(firing.fault.delay_ms),
+                milliseconds(firing.fault.jitter_ms));
+  return [links] {
+    for (NetworkLink* link : links) link->delay(Direction::Both, milliseconds(0), milliseconds(0));
+  };
+}
+
+Nemesis::Action Nemesis::start_cut(const Firing& firing) {
+  // Closes the connections once; the clients reconnect at will, so nothing to undo.
+  for (NetworkLink* link : links_of(firing)) link->cut();
+  return {};
+}
+
+Nemesis::Action Nemesis::start_replication_cut(const Firing& firing) {
+  const std::vector<size_t> replicas = replicas_of(firing.fault);
+  for (size_t r : replicas) targets_.replication_link(r).blackhole();
+  return [this, replicas] {
+    for (size_t r : replicas) targets_.replication_link(r).pass();
+  };
+}
+
+Nemesis::Action Nemesis::start_manual_failover(const Firing& firing) {
+  const size_t replica = firing.servers.front();  // the replica promoted
+  targets_.promote(replica);
+  targets_.redirect_node0(replica);
+  // Clients still connected to the old master follow at their next command.
+  for (size_t c = 0; c < clients_.size(); ++c) targets_.link(c, 0).cut();
+  // Done as soon as the replica answers as master, as Sentinel's is once it names it.
+  mark_ended(firing.index);
+  record(firing.index, "end",
+         {{"old_master", targets_.server_endpoint(0).str()},
+          {"new_master", targets_.server_endpoint(replica).str()}});
+  return {};
+}
+
+Nemesis::Action Nemesis::start_sentinel_failover(const Firing& firing) {
+  // Sentinel takes seconds to elect and promote: a worker waits for it.
+  std::lock_guard l(mu_);
+  workers_.emplace_back([this, index = firing.index] {
+    json result;
+    try {
+      const Endpoint old_master = targets_.start_sentinel_failover();
+      size_t now = targets_.await_sentinel_failover(old_master, std::chrono::seconds(30));
+      result = {{"old_master", old_master.str()},
+                {"new_master", targets_.server_endpoint(now).str()}};
+    } catch (const std::exception& e) {
+      result = {{"error", e.what()}};
+    }
+    mark_ended(index);
+    record(index, "end", result);
+  });
+  return {};
 }
 
 void Nemesis::on_step(const std::string& client, std::string_view step) {

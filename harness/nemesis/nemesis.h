@@ -5,6 +5,7 @@
 // can say so.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -70,7 +71,48 @@ class Nemesis {
   using Action = std::function<void()>;
   void schedule_at(int64_t at_ns, Action action);
   void timer_loop();
+  // One firing of a fault: the fault and whom it acts on (nemesis.cpp).
+  struct Firing;
+
+  // Fires fault `index` (`trigger_client` took the step that triggered it,
+  // "" for a timed fault): records its start, starts it, and keeps its undo
+  // until its duration ends or the run does. Nothing once stopping.
   void apply(size_t index, const std::string& trigger_client);
+  // The "targets", "nodes" and "replicas" of the firing's start event.
+  nlohmann::json targets_of(const Firing& firing) const;
+  // Starts the fault of `firing` and returns what undoes it, or an empty
+  // action for a fault that is over at once or ends on its own.
+  Action start_fault(const Firing& firing);
+  // Keeps `undo` of fault `index` until `duration_ms` has passed (absent:
+  // until stop() heals it).
+  void keep_in_force(size_t index, Action undo, std::optional<int64_t> duration_ms);
+  // Undoes fault `index` and records its end, unless stop() healed it already.
+  void undo_now(size_t index);
+
+  // One start per kind of fault; each returns its undo (start_fault's contract).
+  Action start_pause(const Firing& firing);
+  Action start_client_crash(const Firing& firing);
+  Action start_clock_jump(const Firing& firing);
+  Action start_clock_rate(const Firing& firing);
+  Action start_server_clock_jump(const Firing& firing);
+  Action start_server_clock_rate(const Firing& firing);
+  Action start_sigstop(const Firing& firing);
+  Action start_debug_sleep(const Firing& firing);
+  Action start_node_crash(const Firing& firing);
+  Action start_partition(const Firing& firing);
+  Action start_delay(const Firing& firing);
+  Action start_cut(const Firing& firing);
+  Action start_replication_cut(const Firing& firing);
+  Action start_manual_failover(const Firing& firing);
+  Action start_sentinel_failover(const Firing& firing);
+
+  // Moves the clocks of `clients` (and of their lock processes) by `delta`.
+  void jump_client_clocks(const std::vector<size_t>& clients, std::chrono::milliseconds delta);
+  // Sets the rate of the clocks of `clients` (and of their lock processes).
+  void set_client_clock_rates(const std::vector<size_t>& clients, double rate);
+  // The client × server links `firing` acts on.
+  std::vector<NetworkLink*> links_of(const Firing& firing);
+
   // What on_step does once `step` is one the schedule watches.
   void apply_step(const std::string& client, std::string_view step);
   // Records fault `index`'s start or end: the fault as the scenario gave it,

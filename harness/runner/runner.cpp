@@ -132,6 +132,99 @@ class ServersInUse {
   std::optional<RunKeys> keys_;
 };
 
+// Carries the clients' steps to the nemesis. Clients exist before it (it
+// needs their gates and clocks), so their steps reach it once it is there.
+class StepRelay {
+ public:
+  StepListener listener() {
+    return [this](const std::string& client, std::string_view step) {
+      if (Nemesis* n = nemesis_.load()) n->on_step(client, step);
+    };
+  }
+  void connect(Nemesis* nemesis) { nemesis_ = nemesis; }
+
+ private:
+  std::atomic<Nemesis*> nemesis_{nullptr};
+};
+
+// The clients of one run, with the clocks of their lock processes.
+struct RunClients {
+  // A lock in a process of its own runs on a clock of its own per client,
+  // which client clock faults move through the clock shim.
+  std::vector<std::unique_ptr<ServerClock>> process_clocks;  // empty for built-in locks
+  std::vector<std::unique_ptr<Client>> clients;
+
+  // What the nemesis may do to each client, in the clients' order.
+  std::vector<ClientHandle> handles() const {
+    std::vector<ClientHandle> out;
+    for (size_t i = 0; i < clients.size(); ++i) {
+      Client* c = clients[i].get();
+      out.push_back({c->id(), &c->gate(), &c->clock(), [c] { c->crash(); },
+                     process_clocks.empty() ? nullptr : process_clocks[i].get()});
+    }
+    return out;
+  }
+};
+
+// What client `i` (0-based) of `plan`'s run builds its lock from: the
+// scenario's parameters and connections to `cluster` with `credentials`,
+// both of which must outlive the client.
+LockContext lock_context(const RunPlan& plan, Cluster& cluster,
+                         const ConnectionOptions& credentials, int i) {
+  const Scenario& scenario = plan.scenario;
+  LockContext context;
+  context.node_count = size_t(plan.shape.masters);
+  context.param = [&scenario](std::string_view name) -> std::optional<int64_t> {
+    auto it = scenario.workload.params.find(std::string(name));
+    if (it == scenario.workload.params.end()) return std::nullopt;
+    return it->second;
+  };
+  context.endpoint = [&cluster, i](size_t node) {
+    return cluster.stable_endpoint(size_t(i), node);
+  };
+  context.connect = [&cluster, &credentials, i](size_t node) -> std::unique_ptr<Connection> {
+    ConnectionOptions options = credentials;
+    options.connect_timeout = std::chrono::milliseconds(500);
+    options.command_timeout = std::chrono::milliseconds(1000);
+    // Resolved again at every reconnect, so clients follow a failover.
+    return std::make_unique<HiredisConnection>(
+        [&cluster, i, node] { return cluster.client_endpoint(size_t(i), node); }, options);
+  };
+  return context;
+}
+
+// Builds the scenario's clients of `lock`, each recording to `recorder` and
+// reporting its steps to `listener`; lock logs go to `log_dir`.
+RunClients make_clients(const RunPlan& plan, const LockUnderTest& lock, Cluster& cluster,
+                        const ConnectionOptions& credentials, history::Recorder& recorder,
+                        uint64_t seed, const std::filesystem::path& log_dir,
+                        const StepListener& listener) {
+  RunClients out;
+  for (int i = 0; i < plan.scenario.clients; ++i) {
+    std::map<std::string, std::string> env = plan.adapter_env;
+    if (plan.adapter_clocks) {
+      out.process_clocks.push_back(std::make_unique<ServerClock>());
+      for (auto& [k, v] : out.process_clocks.back()->env()) env[k] = v;
+    }
+    const std::string id = "c" + std::to_string(i + 1);
+    out.clients.push_back(std::make_unique<Client>(
+        id, seed * 1000 + uint64_t(i + 1), recorder.log_for(id),
+        [&lock, log_dir, env](LockContext c) { return lock.make(c, log_dir, env); },
+        lock_context(plan, cluster, credentials, i), listener));
+  }
+  return out;
+}
+
+// Each client's workload: the scenario's, narrowed to one lock per client
+// when the scenario says so.
+std::vector<Workload> workloads_of(const Scenario& scenario, size_t clients) {
+  std::vector<Workload> workloads(clients, scenario.workload);
+  if (scenario.workload.lock_per_client)
+    for (size_t i = 0; i < workloads.size(); ++i)
+      workloads[i].locks = {scenario.workload.locks[i % scenario.workload.locks.size()]};
+  return workloads;
+}
+
 // Runs every client to its end. Built-in locks run as fibers of one thread
 // (fibers.h): a client waiting for Redis costs no thread wake-up of its
 // own. A lock behind an adapter waits on its adapter's pipe instead, so
@@ -159,127 +252,107 @@ std::vector<FaultFiring> fault_firings(const Schedule& schedule,
   return out;
 }
 
+// Runs `clients` for the scenario's duration while the nemesis applies the
+// plan's schedule, and returns what became of its faults. Throws the first
+// error a client stopped on.
+std::vector<FaultFiring> run_with_nemesis(const RunPlan& plan, RunClients& clients,
+                                          Cluster& cluster, history::Recorder& recorder,
+                                          StepRelay& relay, ProtectedResource& resource,
+                                          bool adapter, RunProbe* probe) {
+  Nemesis nemesis(plan.schedule, cluster, clients.handles(), recorder.log_for("nemesis"));
+  relay.connect(&nemesis);
+  nemesis.start();
+  if (probe && probe->started) probe->started(cluster);
+  std::atomic<bool> stop{false};
+  const int64_t deadline = monotonic_ns() + plan.scenario.duration_ms * 1'000'000;
+  const std::vector<Workload> workloads = workloads_of(plan.scenario, clients.clients.size());
+  std::vector<std::function<void()>> runs;
+  for (size_t i = 0; i < clients.clients.size(); ++i)
+    runs.push_back([&, c = clients.clients[i].get(), &workload = workloads[i]] {
+      c->run(workload, resource, deadline, stop);
+    });
+  run_clients(std::move(runs), adapter);
+  if (probe) {
+    for (auto& c : clients.clients) probe->commands += c->commands_sent();
+    if (probe->finished) probe->finished(cluster);
+  }
+  nemesis.stop();
+  relay.connect(nullptr);
+  for (auto& c : clients.clients)
+    if (!c->error().empty()) throw std::runtime_error(c->error());
+  return fault_firings(plan.schedule, nemesis.outcomes());
+}
+
+// Writes the recorded history to `history_file` and checks it into `run`
+// (check and verdict); returns the number of events.
+int64_t write_and_check_history(history::Recorder& recorder,
+                                const std::filesystem::path& history_file, const Scenario& scenario,
+                                RunResult& run) {
+  const int64_t events = recorder.write_history(history_file);
+  // Checked from the file, streaming: memory stays flat however long the run.
+  checkers::Options checks;
+  checks.liveness_factor = scenario.liveness_factor;
+  run.check = Check::of(checkers::check_file(history_file, checks));
+  run.verdict = run.check->verdict;
+  return events;
+}
+
+// The run's statistics: the clients' counts summed, and the counters of the
+// protected resource.
+RunStats stats_of(const RunClients& clients, ProtectedResource& resource, int64_t events) {
+  RunStats stats;
+  stats.events = events;
+  for (auto& c : clients.clients) {
+    const ClientStats& s = c->stats();
+    stats.acquires_ok += s.acquires_ok, stats.acquires_failed += s.acquires_failed;
+    stats.acquires_unknown += s.acquires_unknown, stats.writes_accepted += s.writes_accepted;
+    stats.writes_rejected += s.writes_rejected, stats.lost += s.lost;
+  }
+  stats.counters = resource.counters();
+  return stats;
+}
+
+// A run of `lock` with what every run says of itself, whether or not it ran.
+RunResult run_of(const LockUnderTest& lock, const Expectation& expected, uint64_t seed,
+                 const Servers& servers) {
+  RunResult run;
+  run.algorithm = lock.name;
+  run.expected = expected;
+  run.seed = seed;
+  if (lock.adapter) run.adapter = lock.adapter->command;
+  run.like = lock.like;
+  run.target = servers.target_name();
+  return run;
+}
+
 }  // namespace
 
 RunResult run_plan(const RunPlan& plan, const Expectation& expected, const LockUnderTest& lock,
                    const Servers& servers, uint64_t seed, const std::filesystem::path& out_dir,
                    RunProbe* probe) {
-  RunResult run;
-  run.algorithm = lock.name;
-  run.expected = expected;
+  RunResult run = run_of(lock, expected, seed, servers);
   run.history = lock.name + "/history.jsonl";
-  run.seed = seed;
-  if (lock.adapter) run.adapter = lock.adapter->command;
-  run.like = lock.like;
-  run.target = servers.target_name();
   try {
-    const Scenario& scenario = plan.scenario;
-    const ClusterShape& shape = plan.shape;
     ServersInUse in_use(servers, plan);
-    std::filesystem::create_directories(out_dir / lock.name);
-    std::unique_ptr<Cluster> cluster_owner =
-        make_cluster(servers.target.get(), shape, scenario.clients, seed);
-    Cluster& cluster = *cluster_owner;
+    const std::filesystem::path lock_dir = out_dir / lock.name;
+    std::filesystem::create_directories(lock_dir);
+    std::unique_ptr<Cluster> cluster =
+        make_cluster(servers.target.get(), plan.shape, plan.scenario.clients, seed);
     const ConnectionOptions credentials = servers.connection_options();
     const bool record = !probe || probe->record_history;
     // The history goes to disk as it happens, beside where it ends up.
-    history::Recorder recorder(record ? out_dir / lock.name : std::filesystem::path());
-    ProtectedResource resource(scenario.workload.fencing);
-    // Clients exist before the nemesis (it needs their gates and clocks), so
-    // their steps reach it through this pointer once it is there.
-    std::atomic<Nemesis*> nemesis_ptr{nullptr};
-    StepListener listener = [&nemesis_ptr](const std::string& client, std::string_view step) {
-      if (Nemesis* n = nemesis_ptr.load()) n->on_step(client, step);
-    };
-
-    // A lock in a process of its own runs on a clock of its own per client,
-    // which client clock faults move through the clock shim.
-    std::vector<std::unique_ptr<ServerClock>> process_clocks;
-    std::vector<std::unique_ptr<Client>> clients;
-    for (int i = 0; i < scenario.clients; ++i) {
-      std::map<std::string, std::string> env = plan.adapter_env;
-      if (plan.adapter_clocks) {
-        process_clocks.push_back(std::make_unique<ServerClock>());
-        for (auto& [k, v] : process_clocks.back()->env()) env[k] = v;
-      }
-      LockContext context;
-      context.node_count = size_t(shape.masters);
-      context.param = [&scenario](std::string_view name) -> std::optional<int64_t> {
-        auto it = scenario.workload.params.find(std::string(name));
-        if (it == scenario.workload.params.end()) return std::nullopt;
-        return it->second;
-      };
-      context.endpoint = [&cluster, i](size_t node) {
-        return cluster.stable_endpoint(size_t(i), node);
-      };
-      context.connect = [&cluster, &credentials, i](size_t node) -> std::unique_ptr<Connection> {
-        ConnectionOptions options = credentials;
-        options.connect_timeout = std::chrono::milliseconds(500);
-        options.command_timeout = std::chrono::milliseconds(1000);
-        // Resolved again at every reconnect, so clients follow a failover.
-        return std::make_unique<HiredisConnection>(
-            [&cluster, i, node] { return cluster.client_endpoint(size_t(i), node); }, options);
-      };
-      clients.push_back(std::make_unique<Client>(
-          "c" + std::to_string(i + 1), seed * 1000 + uint64_t(i + 1),
-          recorder.log_for("c" + std::to_string(i + 1)),
-          [&lock, log_dir = out_dir / lock.name, env](LockContext c) {
-            return lock.make(c, log_dir, env);
-          },
-          context, listener));
-    }
-    std::vector<ClientHandle> handles;
-    for (size_t i = 0; i < clients.size(); ++i) {
-      Client* c = clients[i].get();
-      handles.push_back({c->id(), &c->gate(), &c->clock(), [c] { c->crash(); },
-                         process_clocks.empty() ? nullptr : process_clocks[i].get()});
-    }
-    Nemesis nemesis(plan.schedule, cluster, handles, recorder.log_for("nemesis"));
-    nemesis_ptr = &nemesis;
-    nemesis.start();
-
-    if (probe && probe->started) probe->started(cluster);
-    std::atomic<bool> stop{false};
-    const int64_t deadline = monotonic_ns() + scenario.duration_ms * 1'000'000;
-    std::vector<Workload> workloads(clients.size(), scenario.workload);
-    if (scenario.workload.lock_per_client)
-      for (size_t i = 0; i < workloads.size(); ++i)
-        workloads[i].locks = {scenario.workload.locks[i % scenario.workload.locks.size()]};
-    std::vector<std::function<void()>> runs;
-    for (size_t i = 0; i < clients.size(); ++i)
-      runs.push_back([&, c = clients[i].get(), &workload = workloads[i]] {
-        c->run(workload, resource, deadline, stop);
-      });
-    run_clients(std::move(runs), lock.adapter.has_value());
-    if (probe) {
-      for (auto& c : clients) probe->commands += c->commands_sent();
-      if (probe->finished) probe->finished(cluster);
-    }
-    nemesis.stop();
-    nemesis_ptr = nullptr;
-    for (auto& c : clients)
-      if (!c->error().empty()) throw std::runtime_error(c->error());
-    run.faults = fault_firings(plan.schedule, nemesis.outcomes());
+    history::Recorder recorder(record ? lock_dir : std::filesystem::path());
+    ProtectedResource resource(plan.scenario.workload.fencing);
+    StepRelay relay;
+    RunClients clients =
+        make_clients(plan, lock, *cluster, credentials, recorder, seed, lock_dir, relay.listener());
+    run.faults = run_with_nemesis(plan, clients, *cluster, recorder, relay, resource,
+                                  lock.adapter.has_value(), probe);
     for (const auto& firing : run.faults) run.exercised = run.exercised && firing.fired;
-
-    RunStats stats;
-    if (record) {
-      // Checked from the file, streaming: memory stays flat however long the run.
-      const auto history_file = out_dir / lock.name / "history.jsonl";
-      stats.events = recorder.write_history(history_file);
-      checkers::Options checks;
-      checks.liveness_factor = scenario.liveness_factor;
-      run.check = Check::of(checkers::check_file(history_file, checks));
-      run.verdict = run.check->verdict;
-    }
-    for (auto& c : clients) {
-      const ClientStats& s = c->stats();
-      stats.acquires_ok += s.acquires_ok, stats.acquires_failed += s.acquires_failed;
-      stats.acquires_unknown += s.acquires_unknown, stats.writes_accepted += s.writes_accepted;
-      stats.writes_rejected += s.writes_rejected, stats.lost += s.lost;
-    }
-    stats.counters = resource.counters();
-    run.stats = stats;
+    const int64_t events =
+        record ? write_and_check_history(recorder, lock_dir / "history.jsonl", plan.scenario, run)
+               : 0;
+    run.stats = stats_of(clients, resource, events);
   } catch (const std::exception& e) {
     run.verdict = Verdict::Unknown;
     run.error = e.what();
@@ -294,13 +367,7 @@ RunResult run_cell(const Scenario& scenario, const LockUnderTest& lock, const Se
   const PlannedRun planned = plan_run(scenario, lock, servers, seed, unique_number());
   if (planned.plan)
     return run_plan(*planned.plan, planned.expected, lock, servers, seed, out_dir, probe);
-  RunResult run;
-  run.algorithm = lock.name;
-  run.expected = planned.expected;
-  run.seed = seed;
-  if (lock.adapter) run.adapter = lock.adapter->command;
-  run.like = lock.like;
-  run.target = servers.target_name();
+  RunResult run = run_of(lock, planned.expected, seed, servers);
   run.not_applicable = planned.not_applicable;
   run.outcome = decide_outcome(run);
   return run;

@@ -132,18 +132,20 @@ void parse_param(Fields& f, Fault& fault, const FaultParam& p) {
   }
 }
 
-Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
-                  const std::filesystem::path& file) {
-  Fields f = fields_of(value, file, path);
-  Fault fault;
+// The fault's "kind", which must name a row of the fault table.
+FaultKind parse_fault_kind(Fields& f) {
   const std::string kind = f.text("kind").value_or("");
   const std::optional<FaultKind> parsed = fault_kind_named(kind);
   if (!parsed)
     f.fail(f.path("kind"),
            "must be one of " + fault_kind_names() + (kind.empty() ? "" : ", got \"" + kind + "\""));
-  fault.kind = *parsed;
-  const FaultKindInfo& row = info(fault.kind);
+  return *parsed;
+}
 
+// When the fault fires: exactly one of "at_ms" (a time within the run) or
+// "when" (a client step).
+void parse_fault_trigger(Fields& f, const std::string& path, const Scenario& s,
+                         const std::filesystem::path& file, Fault& fault) {
   if (f.find("at_ms")) fault.at_ms = f.integer("at_ms", 0, kMaxMs).value_or(0);
   if (const json* when = f.find("when")) {
     Fields w = fields_of(*when, file, f.path("when"));
@@ -163,7 +165,10 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
     f.fail(f.path("at_ms"), "is " + std::to_string(*fault.at_ms) +
                                 " ms, at or past the end of the run (duration_ms " +
                                 std::to_string(s.duration_ms) + "): the fault would never fire");
+}
 
+// "duration_ms", as the fault's kind allows or requires it.
+void parse_fault_duration(Fields& f, const FaultKindInfo& row, Fault& fault) {
   if (f.find("duration_ms")) {
     if (row.duration == DurationRule::None)
       f.fail(f.path("duration_ms"),
@@ -172,49 +177,61 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
   }
   if (row.duration == DurationRule::Required && !fault.duration_ms)
     f.fail(f.path("duration_ms"), "is required for " + std::string(row.name));
+}
 
+// "clients", for a fault that acts on clients or their links.
+void parse_fault_clients(Fields& f, const FaultKindInfo& row, const Scenario& s, Fault& fault) {
   const bool on_clients = row.target == FaultTarget::Client || row.target == FaultTarget::Link;
+  if (!f.find("clients")) return;
+  if (!on_clients)
+    f.fail(f.path("clients"), "does not apply to " + std::string(row.name) + ", which acts on " +
+                                  std::string(target_name(row.target)) + "s, not clients");
+  fault.clients = f.texts("clients").value_or(std::vector<std::string>{});
+  for (const auto& c : fault.clients)
+    if (auto e = client_name_error(c, s.clients); !e.empty()) f.fail(f.path("clients"), e);
+}
+
+// "nodes": servers (masters first, then node 0's replicas), or, for a fault
+// on node 0's replication or master group, which of its replicas (0 = the
+// first).
+void parse_fault_nodes(Fields& f, const FaultKindInfo& row, const Scenario& s, Fault& fault) {
   const bool on_nodes = row.target == FaultTarget::Server || row.target == FaultTarget::Link;
-  if (f.find("clients")) {
-    if (!on_clients)
-      f.fail(f.path("clients"), "does not apply to " + std::string(row.name) + ", which acts on " +
-                                    std::string(target_name(row.target)) + "s, not clients");
-    fault.clients = f.texts("clients").value_or(std::vector<std::string>{});
-    for (const auto& c : fault.clients)
-      if (auto e = client_name_error(c, s.clients); !e.empty()) f.fail(f.path("clients"), e);
-  }
-  // Servers (masters first, then node 0's replicas), or, for a fault on node
-  // 0's replication or master group, which of its replicas (0 = the first).
   const bool on_replicas =
       row.target == FaultTarget::Replication || row.target == FaultTarget::Cluster;
-  if (const json* nodes = f.find("nodes")) {
-    if (!on_nodes && !on_replicas)
-      f.fail(f.path("nodes"),
-             "does not apply to " + std::string(row.name) + ", which acts on clients, not servers");
-    const std::string what = on_replicas
-                                 ? "an array of replica numbers (0 = node 0's first replica)"
-                                 : "an array of server indices (0 = the first master)";
-    if (!nodes->is_array()) f.fail(f.path("nodes"), "must be " + what);
-    for (const auto& n : *nodes) {
-      if (!n.is_number_integer() || n.get<int>() < 0 || n.get<int>() > 16)
-        f.fail(f.path("nodes"), "must be " + what);
-      fault.nodes.push_back(n.get<int>());
-    }
-    if (on_replicas)
-      for (int replica : fault.nodes)
-        if (replica >= s.topology.replicas)
-          f.fail(f.path("nodes"), "names replica " + std::to_string(replica) + ", but node 0 has " +
-                                      std::to_string(s.topology.replicas) + " (topology.replicas)");
-    if (row.target == FaultTarget::Cluster && fault.nodes.size() != 1)
-      f.fail(f.path("nodes"), "names the one replica that becomes the master");
+  const json* nodes = f.find("nodes");
+  if (!nodes) return;
+  if (!on_nodes && !on_replicas)
+    f.fail(f.path("nodes"),
+           "does not apply to " + std::string(row.name) + ", which acts on clients, not servers");
+  const std::string what = on_replicas ? "an array of replica numbers (0 = node 0's first replica)"
+                                       : "an array of server indices (0 = the first master)";
+  if (!nodes->is_array()) f.fail(f.path("nodes"), "must be " + what);
+  for (const auto& n : *nodes) {
+    if (!n.is_number_integer() || n.get<int>() < 0 || n.get<int>() > 16)
+      f.fail(f.path("nodes"), "must be " + what);
+    fault.nodes.push_back(n.get<int>());
   }
+  if (on_replicas)
+    for (int replica : fault.nodes)
+      if (replica >= s.topology.replicas)
+        f.fail(f.path("nodes"), "names replica " + std::to_string(replica) + ", but node 0 has " +
+                                    std::to_string(s.topology.replicas) + " (topology.replicas)");
+  if (row.target == FaultTarget::Cluster && fault.nodes.size() != 1)
+    f.fail(f.path("nodes"), "names the one replica that becomes the master");
+}
+
+// "algorithms": which of the scenario's algorithms the fault is for.
+void parse_fault_algorithms(Fields& f, const Scenario& s, Fault& fault) {
   fault.algorithms = f.texts("algorithms").value_or(std::vector<std::string>{});
   for (const auto& a : fault.algorithms)
     if (std::find(s.algorithms.begin(), s.algorithms.end(), a) == s.algorithms.end())
       f.fail(f.path("algorithms"),
              "names \"" + a +
                  "\", which the scenario does not run (it runs: " + joined(s.algorithms) + ")");
+}
 
+// The parameters of the fault's kind; a parameter of another kind is an error.
+void parse_fault_params(Fields& f, const FaultKindInfo& row, Fault& fault) {
   for (const auto& p : row.params) parse_param(f, fault, p);
   for (const auto& other : all_param_names())
     if (!find_param(fault.kind, other) && f.find(other)) {
@@ -223,14 +240,16 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
       f.fail(f.path(other), "does not apply to " + std::string(row.name) +
                                 " (its parameters: " + (own.empty() ? "none" : own) + ")");
     }
-  f.text("why").value_or("");
-  f.done();
+}
+
+// What the topology itself must have for the fault (the rest is the run's plan's).
+void check_fault_topology(Fields& f, const FaultKindInfo& row, const Scenario& s,
+                          const Fault& fault) {
   if (row.target == FaultTarget::Cluster && !fault.nodes.empty() &&
       fault.needs().has(Need::Sentinels))
     f.fail(f.path("nodes"),
            "chooses the replica to promote, which only a manual failover can "
            "(Sentinel elects its own)");
-  // What the topology itself must have for the fault (the rest is the run's plan's).
   const Needs needs = fault.needs();
   if (needs.has(Need::Replica) && s.topology.replicas == 0) {
     const auto [field, what] = needing(fault, Need::Replica);
@@ -240,6 +259,23 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
     const auto [field, what] = needing(fault, Need::Sentinels);
     f.fail(f.path(field), what + " needs topology.sentinels = 3");
   }
+}
+
+Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
+                  const std::filesystem::path& file) {
+  Fields f = fields_of(value, file, path);
+  Fault fault;
+  fault.kind = parse_fault_kind(f);
+  const FaultKindInfo& row = info(fault.kind);
+  parse_fault_trigger(f, path, s, file, fault);
+  parse_fault_duration(f, row, fault);
+  parse_fault_clients(f, row, s, fault);
+  parse_fault_nodes(f, row, s, fault);
+  parse_fault_algorithms(f, s, fault);
+  parse_fault_params(f, row, fault);
+  f.text("why").value_or("");
+  f.done();
+  check_fault_topology(f, row, s, fault);
   return fault;
 }
 
@@ -332,6 +368,108 @@ std::string line_and_column(const std::string& text, size_t offset) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
+namespace {
+
+// "topology": the servers the scenario runs on.
+Topology parse_topology(const json& value, const std::filesystem::path& file) {
+  Fields f = fields_of(value, file, "topology");
+  Topology t;
+  t.nodes = int(f.integer("nodes", 1, 9).value_or(1));
+  t.replicas = int(f.integer("replicas", 0, 4).value_or(0));
+  t.sentinels = int(f.integer("sentinels", 0, 5).value_or(0));
+  t.persistence = f.boolean("persistence").value_or(false);
+  t.network = f.text("network").value_or("proxy");
+  f.done();
+  if (t.network != "proxy" && t.network != "netns")
+    f.fail("topology.network", "must be \"proxy\" or \"netns\"");
+  if (t.sentinels != 0 && t.sentinels != 3) f.fail("topology.sentinels", "must be 0 or 3");
+  if (t.sentinels && !t.replicas)
+    f.fail("topology.sentinels", "needs at least one replica to fail over to");
+  return t;
+}
+
+// "workload": what each client does, over the defaults of `wl`.
+Workload parse_workload(const json& value, const std::filesystem::path& file, Workload wl) {
+  Fields f = fields_of(value, file, "workload");
+  wl.locks = f.texts("locks").value_or(wl.locks);
+  if (wl.locks.empty()) f.fail("workload.locks", "must name at least one lock");
+  wl.ttl_ms = f.integer("ttl_ms", 1, kMaxMs).value_or(wl.ttl_ms);
+  wl.wait_ms = f.integer("wait_ms", 0, kMaxMs).value_or(wl.wait_ms);
+  wl.work_ms = f.integer("work_ms", 0, kMaxMs).value_or(wl.work_ms);
+  wl.think_ms = f.integer("think_ms", 0, kMaxMs).value_or(wl.think_ms);
+  wl.ops_per_client = f.integer("ops_per_client", 1, 10'000'000).value_or(wl.ops_per_client);
+  wl.fencing = f.boolean("fencing").value_or(wl.fencing);
+  wl.stop_on_renewal_failure =
+      f.boolean("stop_on_renewal_failure").value_or(wl.stop_on_renewal_failure);
+  wl.retry_unknown_release = f.boolean("retry_unknown_release").value_or(wl.retry_unknown_release);
+  wl.checks_validity = f.boolean("checks_validity").value_or(wl.checks_validity);
+  wl.reentry = f.integer("reentry", 1, 100).value_or(wl.reentry);
+  wl.lock_per_client = f.boolean("lock_per_client").value_or(wl.lock_per_client);
+  if (const json* p = f.find("params")) {
+    Fields pf = fields_of(*p, file, "workload.params");
+    for (auto it = p->begin(); it != p->end(); ++it)
+      wl.params[it.key()] = pf.integer(it.key(), INT64_MIN, INT64_MAX).value_or(0);
+    pf.done();
+  }
+  f.done();
+  return wl;
+}
+
+// "algorithms": built-in ids, or ["all"] for every built-in in the registry's order.
+std::vector<std::string> parse_algorithms(Fields& top) {
+  std::vector<std::string> ids = top.texts("algorithms").value_or(std::vector<std::string>{});
+  if (ids.empty()) top.fail("algorithms", "must name at least one algorithm");
+  if (ids.size() == 1 && ids[0] == "all") {
+    ids.clear();
+    for (const auto& a : algorithms()) ids.push_back(a.id);
+  }
+  for (const auto& id : ids) check_algorithm(id, "algorithms", top);
+  return ids;
+}
+
+// "expect": the default expectation and each algorithm's, or why the story
+// cannot be told to it.
+void parse_expectations(const json& value, const std::filesystem::path& file, Scenario& s) {
+  Fields f = fields_of(value, file, "expect");
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    f.find(it.key());
+    const std::string path = "expect." + it.key();
+    if (it.key() != "default") {
+      check_algorithm(it.key(), path, f);
+      if (std::find(s.algorithms.begin(), s.algorithms.end(), it.key()) == s.algorithms.end())
+        f.fail(path, "is about " + it.key() + ", which the scenario does not run");
+      if (auto why = not_applicable_reason(it.value(), path, file)) {
+        s.not_applicable[it.key()] = *why;
+        continue;
+      }
+    }
+    Expectation parsed = parse_expectation(it.value(), path, file);
+    if (it.key() == "default")
+      s.default_expectation = parsed;
+    else
+      s.expectations[it.key()] = parsed;
+  }
+}
+
+// "libraries": what is expected of each library by name, or why the story
+// cannot be told to it.
+void parse_library_expectations(const json& value, const std::filesystem::path& file, Scenario& s) {
+  Fields f = fields_of(value, file, "libraries");
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    f.find(it.key());
+    const std::string path = "libraries." + it.key();
+    if (find_algorithm(it.key()))
+      f.fail(path,
+             "names the built-in " + it.key() + ": say what it expects under expect." + it.key());
+    if (auto why = not_applicable_reason(it.value(), path, file))
+      s.library_not_applicable[it.key()] = *why;
+    else
+      s.library_expectations[it.key()] = parse_expectation(it.value(), path, file);
+  }
+}
+
+}  // namespace
+
 Scenario parse_scenario(const json& document, const std::filesystem::path& file) {
   Fields top = fields_of(document, file, "");
   Scenario s;
@@ -339,49 +477,9 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
   s.name = top.text("name").value_or(file.stem().string());
   s.description = top.text("description").value_or("");
   top.text("$schema").value_or("");
-
-  if (const json* t = top.find("topology")) {
-    Fields f = fields_of(*t, file, "topology");
-    s.topology.nodes = int(f.integer("nodes", 1, 9).value_or(1));
-    s.topology.replicas = int(f.integer("replicas", 0, 4).value_or(0));
-    s.topology.sentinels = int(f.integer("sentinels", 0, 5).value_or(0));
-    s.topology.persistence = f.boolean("persistence").value_or(false);
-    s.topology.network = f.text("network").value_or("proxy");
-    f.done();
-    if (s.topology.network != "proxy" && s.topology.network != "netns")
-      f.fail("topology.network", "must be \"proxy\" or \"netns\"");
-    if (s.topology.sentinels != 0 && s.topology.sentinels != 3)
-      f.fail("topology.sentinels", "must be 0 or 3");
-    if (s.topology.sentinels && !s.topology.replicas)
-      f.fail("topology.sentinels", "needs at least one replica to fail over to");
-  }
+  if (const json* t = top.find("topology")) s.topology = parse_topology(*t, file);
   s.clients = int(top.integer("clients", 1, 64).value_or(4));
-  if (const json* w = top.find("workload")) {
-    Fields f = fields_of(*w, file, "workload");
-    Workload& wl = s.workload;
-    wl.locks = f.texts("locks").value_or(wl.locks);
-    if (wl.locks.empty()) f.fail("workload.locks", "must name at least one lock");
-    wl.ttl_ms = f.integer("ttl_ms", 1, kMaxMs).value_or(wl.ttl_ms);
-    wl.wait_ms = f.integer("wait_ms", 0, kMaxMs).value_or(wl.wait_ms);
-    wl.work_ms = f.integer("work_ms", 0, kMaxMs).value_or(wl.work_ms);
-    wl.think_ms = f.integer("think_ms", 0, kMaxMs).value_or(wl.think_ms);
-    wl.ops_per_client = f.integer("ops_per_client", 1, 10'000'000).value_or(wl.ops_per_client);
-    wl.fencing = f.boolean("fencing").value_or(wl.fencing);
-    wl.stop_on_renewal_failure =
-        f.boolean("stop_on_renewal_failure").value_or(wl.stop_on_renewal_failure);
-    wl.retry_unknown_release =
-        f.boolean("retry_unknown_release").value_or(wl.retry_unknown_release);
-    wl.checks_validity = f.boolean("checks_validity").value_or(wl.checks_validity);
-    wl.reentry = f.integer("reentry", 1, 100).value_or(wl.reentry);
-    wl.lock_per_client = f.boolean("lock_per_client").value_or(wl.lock_per_client);
-    if (const json* p = f.find("params")) {
-      Fields pf = fields_of(*p, file, "workload.params");
-      for (auto it = p->begin(); it != p->end(); ++it)
-        wl.params[it.key()] = pf.integer(it.key(), INT64_MIN, INT64_MAX).value_or(0);
-      pf.done();
-    }
-    f.done();
-  }
+  if (const json* w = top.find("workload")) s.workload = parse_workload(*w, file, s.workload);
   s.duration_ms = top.integer("duration_ms", 1, kMaxMs).value_or(s.duration_ms);
   s.seed = uint64_t(top.integer("seed", 0, INT64_MAX).value_or(1));
   if (auto factor = top.number("liveness_factor")) {
@@ -389,50 +487,9 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
       top.fail("liveness_factor", "must be a number of TTLs in (0, 100]");
     s.liveness_factor = *factor;
   }
-
-  s.algorithms = top.texts("algorithms").value_or(std::vector<std::string>{});
-  if (s.algorithms.empty()) top.fail("algorithms", "must name at least one algorithm");
-  if (s.algorithms.size() == 1 && s.algorithms[0] == "all") {
-    s.algorithms.clear();
-    for (const auto& a : algorithms()) s.algorithms.push_back(a.id);  // every built-in, in order
-  }
-  for (const auto& id : s.algorithms) check_algorithm(id, "algorithms", top);
-
-  if (const json* e = top.find("expect")) {
-    Fields f = fields_of(*e, file, "expect");
-    for (auto it = e->begin(); it != e->end(); ++it) {
-      f.find(it.key());
-      const std::string path = "expect." + it.key();
-      if (it.key() != "default") {
-        check_algorithm(it.key(), path, f);
-        if (std::find(s.algorithms.begin(), s.algorithms.end(), it.key()) == s.algorithms.end())
-          f.fail(path, "is about " + it.key() + ", which the scenario does not run");
-        if (auto why = not_applicable_reason(it.value(), path, file)) {
-          s.not_applicable[it.key()] = *why;
-          continue;
-        }
-      }
-      Expectation parsed = parse_expectation(it.value(), path, file);
-      if (it.key() == "default")
-        s.default_expectation = parsed;
-      else
-        s.expectations[it.key()] = parsed;
-    }
-  }
-  if (const json* l = top.find("libraries")) {
-    Fields f = fields_of(*l, file, "libraries");
-    for (auto it = l->begin(); it != l->end(); ++it) {
-      f.find(it.key());
-      const std::string path = "libraries." + it.key();
-      if (find_algorithm(it.key()))
-        f.fail(path,
-               "names the built-in " + it.key() + ": say what it expects under expect." + it.key());
-      if (auto why = not_applicable_reason(it.value(), path, file))
-        s.library_not_applicable[it.key()] = *why;
-      else
-        s.library_expectations[it.key()] = parse_expectation(it.value(), path, file);
-    }
-  }
+  s.algorithms = parse_algorithms(top);
+  if (const json* e = top.find("expect")) parse_expectations(*e, file, s);
+  if (const json* l = top.find("libraries")) parse_library_expectations(*l, file, s);
   if (const json* faults = top.find("faults")) {
     if (!faults->is_array()) top.fail("faults", "must be an array");
     for (size_t i = 0; i < faults->size(); ++i)

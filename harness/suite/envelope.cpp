@@ -473,6 +473,60 @@ std::string describe(const json& cell, const EnvelopeAxisInfo& axis) {
   return outcome + ": " + cell.value("error", json("")).dump();
 }
 
+// The document's "axes": each axis searched, with its scale and fault.
+json axes_json(const std::vector<EnvelopeAxis>& axes) {
+  json out = json::array();
+  for (EnvelopeAxis a : axes) {
+    const EnvelopeAxisInfo& row = info(a);
+    out.push_back({{"axis", row.name},
+                   {"unit", row.unit == EnvelopeUnit::Lease ? "lease" : "rate"},
+                   {"gentle", row.gentle},
+                   {"harsh", row.harsh},
+                   {"precision", row.precision},
+                   {"fault", row.fault}});
+  }
+  return out;
+}
+
+// The document's "locks": each lock measured, as the comparison names it.
+json locks_json(const std::vector<LockUnderTest>& locks) {
+  json out = json::array();
+  for (const auto& lock : locks)
+    out.push_back({{"name", lock.name},
+                   {"family", lock.family},
+                   {"like", lock.like ? json(*lock.like) : json()},
+                   {"version", lock.version.empty() ? json() : json(lock.version)}});
+  return out;
+}
+
+// The document's "totals": the cells counted by outcome and by agreement
+// with their prediction.
+json totals_of(const std::vector<json>& cells) {
+  int agree = 0, disagree = 0, explained = 0, unpredicted = 0, not_applicable = 0,
+      not_exercised = 0, errors = 0;
+  for (const auto& cell : cells) {
+    if (cell["outcome"] == "error") ++errors;
+    if (cell["outcome"] == "not-applicable") ++not_applicable;
+    if (cell["outcome"] == "not-exercised") ++not_exercised;
+    if (cell["agrees"] == true) ++agree;
+    if (cell["agrees"] == false) ++disagree;
+    if (cell["gap"].is_string()) ++explained;
+    if (cell["prediction"].is_null()) ++unpredicted;
+  }
+  return {{"cells", cells.size()},          {"agree", agree},
+          {"disagree", disagree},           {"explained", explained},
+          {"unpredicted", unpredicted},     {"not_applicable", not_applicable},
+          {"not_exercised", not_exercised}, {"errors", errors}};
+}
+
+// 2 when a cell failed, 1 when more cells disagree (or were not exercised)
+// than libraries.json explains, else 0.
+int exit_status_of(const json& totals) {
+  const int errors = totals["errors"], disagree = totals["disagree"],
+            not_exercised = totals["not_exercised"], explained = totals["explained"];
+  return errors > 0 ? 2 : disagree + not_exercised > explained ? 1 : 0;
+}
+
 }  // namespace
 
 json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
@@ -528,33 +582,7 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
   for (int j = 0; j < jobs; ++j) workers.emplace_back(worker);
   for (auto& w : workers) w.join();
 
-  json axes_json = json::array();
-  for (EnvelopeAxis a : axes) {
-    const EnvelopeAxisInfo& row = info(a);
-    axes_json.push_back({{"axis", row.name},
-                         {"unit", row.unit == EnvelopeUnit::Lease ? "lease" : "rate"},
-                         {"gentle", row.gentle},
-                         {"harsh", row.harsh},
-                         {"precision", row.precision},
-                         {"fault", row.fault}});
-  }
-  json locks = json::array();
-  for (const auto& lock : options.locks)
-    locks.push_back({{"name", lock.name},
-                     {"family", lock.family},
-                     {"like", lock.like ? json(*lock.like) : json()},
-                     {"version", lock.version.empty() ? json() : json(lock.version)}});
-  int agree = 0, disagree = 0, explained = 0, unpredicted = 0, not_applicable = 0,
-      not_exercised = 0, errors = 0;
-  for (const auto& cell : cells) {
-    if (cell["outcome"] == "error") ++errors;
-    if (cell["outcome"] == "not-applicable") ++not_applicable;
-    if (cell["outcome"] == "not-exercised") ++not_exercised;
-    if (cell["agrees"] == true) ++agree;
-    if (cell["agrees"] == false) ++disagree;
-    if (cell["gap"].is_string()) ++explained;
-    if (cell["prediction"].is_null()) ++unpredicted;
-  }
+  const json totals = totals_of(cells);
   json document = {
       {"envelope",
        {{"lease_ms", kEnvelopeLeaseMs},
@@ -570,21 +598,11 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
       {"seconds",
        std::round(
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count())},
-      {"axes", axes_json},
-      {"locks", locks},
+      {"axes", axes_json(axes)},
+      {"locks", locks_json(options.locks)},
       {"cells", cells},
-      {"totals",
-       {{"cells", cells.size()},
-        {"agree", agree},
-        {"disagree", disagree},
-        {"explained", explained},
-        {"unpredicted", unpredicted},
-        {"not_applicable", not_applicable},
-        {"not_exercised", not_exercised},
-        {"errors", errors}}},
-      {"exit_status", errors > 0                             ? 2
-                      : disagree + not_exercised > explained ? 1
-                                                             : 0}};
+      {"totals", totals},
+      {"exit_status", exit_status_of(totals)}};
   write_file_atomically(options.out_dir / "envelope.json", document.dump(2) + "\n");
   return document;
 }

@@ -98,7 +98,7 @@ TEST(FaultKinds, TheScenarioSchemaNamesTheSameKindsAndParameters) {
 }
 
 // fault_kind.h's promise: adding a kind is one row and one case in
-// Nemesis::apply. Every other decision about a kind reads the row (its
+// Nemesis::start_fault. Every other decision about a kind reads the row (its
 // needs, parameters, explore ranges), so no other switch over the kinds may
 // exist: it would be one more place to change.
 TEST(FaultKinds, OnlyTheNemesisSwitchesOverThem) {

@@ -1,0 +1,50 @@
+// Which locks and servers a command tests, resolved once before anything
+// runs: a built-in algorithm, an adapter program (--adapter, --like), or an
+// entry of a libraries file (--libraries); the lab's own servers, which
+// need redis-server installed, or a target (--target). Every command of the
+// CLI resolves through here, so each is asked in one way and fails with the
+// same words.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan.h"
+#include "target.h"
+
+namespace locklab {
+
+// The lock of an adapter program: `command`, started once and asked hello
+// (AdapterError when it cannot answer), standing in for the built-in
+// `like` ("" for none). Asked once, before anything runs: a broken adapter
+// is one error, not one per cell.
+LockUnderTest adapter_lock(const std::string& command, const std::string& like);
+
+// The adapter_lock of `command` and `like`, or nullopt when `command` is "".
+std::optional<LockUnderTest> adapter_lock_if_given(const std::string& command,
+                                                   const std::string& like);
+
+// Every built-in algorithm, then each library of `libraries_file` (none when
+// ""), every library asked hello once. Throws LibrariesError (libraries.h).
+std::vector<LockUnderTest> built_ins_and_libraries(const std::string& libraries_file);
+
+// The lock named `name` among `locks` (a built-in id, an adapter's or a
+// library's name), or nullptr.
+const LockUnderTest* find_lock(const std::vector<LockUnderTest>& locks, const std::string& name);
+
+// The target of `file`, read and checked before anything runs: every
+// endpoint answers with the credentials it names. Throws a one-line error
+// naming the file, field or endpoint. Empty `file`: nullptr.
+std::shared_ptr<const Target> load_checked_target(const std::string& file);
+
+// Throws std::runtime_error when runs on `servers` would start servers of
+// the lab's own (no target) and redis-server is not installed.
+void require_redis_server(const Servers& servers);
+
+// The servers of `target_file` (load_checked_target), or the lab's own when
+// it is "", checked with require_redis_server.
+Servers checked_servers(const std::string& target_file);
+
+}  // namespace locklab
