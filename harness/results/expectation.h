@@ -15,6 +15,9 @@ struct Expectation {
   Verdict verdict = Verdict::Safe;  // Safe or Violated
   std::vector<std::string> kinds;   // with "violated": every kind that must be found
   std::vector<std::string> absent;  // kinds that must not be found (e.g. fencing: no "stale-write")
+  // With "violated": every overlap class (OverlapClass's name) that must be
+  // found among the run's overlaps: whose fault the design says the overlap is.
+  std::vector<std::string> classes;
   // Why the design predicts this, in one sentence, written before the cell
   // was measured (and, where a measurement corrected it, what the history showed).
   std::string why;
@@ -23,7 +26,7 @@ struct Expectation {
 };
 
 // `expectation` as results.json writes it: {"verdict": ...}, plus "kinds",
-// "absent" and "why" when they are not empty.
+// "absent", "classes" and "why" when they are not empty.
 nlohmann::json expectation_json(const Expectation& expectation);
 
 }  // namespace locklab

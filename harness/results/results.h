@@ -95,6 +95,14 @@ struct Check {
   // The kinds with at least one violation found, sorted, each once.
   std::vector<std::string> found_kinds() const;
 
+  // How many overlaps of the class named `overlap_class` were found:
+  // harm.overlaps[overlap_class], or where there is no harm (a file from
+  // before it), the listed violations of that class.
+  int64_t found_class(const std::string& overlap_class) const;
+
+  // The overlap classes with at least one overlap found, in the vocabulary's order.
+  std::vector<OverlapClass> found_classes() const;
+
   bool operator==(const Check&) const = default;
 };
 

@@ -42,6 +42,14 @@ Expectation parse_expectation(const json& value, const std::string& path,
                "has an unknown violation kind \"" + k + "\"");
   if (e.verdict == Verdict::Safe && !e.kinds.empty())
     f.fail(f.path("kinds"), "lists kinds that must be found, but the verdict is \"safe\"");
+  e.classes = f.texts("classes").value_or(std::vector<std::string>{});
+  for (const auto& c : e.classes)
+    if (!overlap_class_named(c))
+      f.fail(f.path("classes"),
+             "has an unknown overlap class \"" + c + "\" (known: " + overlap_class_list() + ")");
+  if (e.verdict == Verdict::Safe && !e.classes.empty())
+    f.fail(f.path("classes"),
+           "lists overlap classes that must be found, but the verdict is \"safe\"");
   e.why = f.text("why").value_or("");
   f.done();
   return e;

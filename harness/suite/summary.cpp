@@ -22,6 +22,22 @@ std::string explanation_of(const RunResult& run, const std::string& kind) {
   return "";
 }
 
+// "broken-lease 2 (c2 was granted …)": every overlap class the run found,
+// with how many, and the first overlap's explanation; "no overlap" when none.
+std::string classes_measured(const RunResult& run) {
+  if (!run.check) return "no overlap";
+  std::vector<std::string> counts;
+  for (OverlapClass c : run.check->found_classes()) {
+    const std::string named(name(c));
+    counts.push_back(named + " " + std::to_string(run.check->found_class(named)));
+  }
+  if (counts.empty()) return "no overlap";
+  for (const auto& v : run.check->violations)
+    if (v.overlap && !v.overlap->explanation.empty())
+      return joined(counts) + " (" + v.overlap->explanation + ")";
+  return joined(counts);
+}
+
 bool contains(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
 }
@@ -59,6 +75,10 @@ std::string unmet_reason(const RunResult& run) {
   for (const auto& kind : expected.absent)
     if (contains(found, kind))
       return "found " + kind + ", which the scenario rules out: " + explanation_of(run, kind);
+  for (const auto& overlap_class : expected.classes)
+    if (!run.check || run.check->found_class(overlap_class) == 0)
+      return "expected " + expected_text(expected) + ", but no " + overlap_class +
+             " overlap was found (measured: " + classes_measured(run) + ")";
   return "expected " + expected_text(expected) + ", measured " + got + " (expectation not met)";
 }
 

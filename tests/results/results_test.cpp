@@ -27,7 +27,7 @@ RunResult full_run() {
   run.algorithm = "redis-py-lock";
   run.adapter = "/usr/bin/python3 examples/adapters/redis_py_lock.py";
   run.like = "set-nx-px";
-  run.expected = Expectation{Verdict::Violated, {"mutual-exclusion"}, {"stale-write"}};
+  run.expected = Expectation{Verdict::Violated, {"mutual-exclusion"}, {"stale-write"}, {"overrun"}};
   run.history = "run-2/redis-py-lock/history.jsonl";
   run.seed = 18446744073709551615ull;  // the largest seed survives
   run.run = 2;
@@ -105,7 +105,8 @@ TEST(Results, FieldsKeepTheirNamesInTheDocument) {
   EXPECT_EQ(run["exercised"], false);
   EXPECT_EQ(run["expected"], json({{"verdict", "violated"},
                                    {"kinds", {"mutual-exclusion"}},
-                                   {"absent", {"stale-write"}}}));
+                                   {"absent", {"stale-write"}},
+                                   {"classes", {"overrun"}}}));
   EXPECT_EQ(run["faults"][0], json({{"index", 0},
                                     {"kind", "pause"},
                                     {"trigger", "c1 at step acquired (1st time)"},
@@ -269,6 +270,59 @@ TEST(ExpectationMet, VerdictKindsAndAbsentKinds) {
   EXPECT_TRUE(expectation_met(fenced, check_of("violated", {{"mutual-exclusion", 2}})));
   EXPECT_FALSE(
       expectation_met(fenced, check_of("violated", {{"mutual-exclusion", 2}, {"stale-write", 1}})));
+}
+
+// A check whose overlaps are counted by class, as the checkers' harm counts them.
+Check overlaps_of(std::map<std::string, int64_t> by_class) {
+  Check check = check_of("violated", {{"mutual-exclusion", 1}});
+  check.harm = checkers::Harm{};
+  check.harm->overlaps = std::move(by_class);
+  return check;
+}
+
+// An expected class must be found among the run's overlaps; any other class
+// does not stand in for it.
+TEST(ExpectationMet, AnExpectedClassMustBeAmongTheOverlaps) {
+  const Expectation overrun{Verdict::Violated, {"mutual-exclusion"}, {}, {"overrun"}};
+  EXPECT_TRUE(expectation_met(overrun, overlaps_of({{"overrun", 1}, {"broken-lease", 0}})));
+  EXPECT_TRUE(expectation_met(overrun, overlaps_of({{"overrun", 1}, {"broken-lease", 2}})));
+  EXPECT_FALSE(expectation_met(overrun, overlaps_of({{"overrun", 0}, {"broken-lease", 1}})));
+  EXPECT_FALSE(expectation_met(overrun, overlaps_of({{"unclassified", 1}})));
+  EXPECT_FALSE(expectation_met(overrun, check_of("violated", {{"mutual-exclusion", 1}})))
+      << "no harm and no listed overlap: nothing of the class was found";
+
+  // A file from before harm: the listed violations' classes.
+  Check listed = check_of("violated", {{"mutual-exclusion", 1}});
+  listed.violations = {{"mutual-exclusion", "L", {"c1", "c2"}, {3, 9}, {30, 90}, "c2 acquired"}};
+  listed.violations[0].overlap = checkers::Overlap{};
+  listed.violations[0].overlap->overlap_class = "broken-lease";
+  EXPECT_EQ(listed.found_class("broken-lease"), 1);
+  EXPECT_EQ(listed.found_classes(), std::vector<OverlapClass>{OverlapClass::BrokenLease});
+  EXPECT_FALSE(expectation_met(overrun, listed));
+  EXPECT_EQ(expected_text(overrun), "violated (mutual-exclusion) as overrun");
+}
+
+// An adapter held to its built-in's class: another class is a difference,
+// not a safer lock; an unclassified overlap (its history may lack the lease) is not held against
+// it.
+TEST(DecideOutcome, AnAdapterWhoseOverlapHasAnotherCauseIsNotSafer) {
+  const Expectation overrun{Verdict::Violated, {"mutual-exclusion"}, {}, {"overrun"}};
+  auto decide = [&](const Check& measured, std::optional<std::string> like) {
+    RunResult run;
+    run.algorithm = like ? "adapter" : "set-nx-px";
+    run.expected = overrun;
+    run.check = measured;
+    run.verdict = measured.verdict;
+    run.like = like;
+    return decide_outcome(run);
+  };
+  EXPECT_EQ(decide(overlaps_of({{"overrun", 1}}), std::nullopt), RunOutcome::kMet);
+  EXPECT_EQ(decide(overlaps_of({{"broken-lease", 1}}), std::nullopt), RunOutcome::kUnmet);
+  EXPECT_EQ(decide(overlaps_of({{"unclassified", 1}}), std::nullopt), RunOutcome::kUnmet);
+  EXPECT_EQ(decide(overlaps_of({{"overrun", 1}}), "set-nx-px"), RunOutcome::kMet);
+  EXPECT_EQ(decide(overlaps_of({{"broken-lease", 1}}), "set-nx-px"), RunOutcome::kUnmet);
+  EXPECT_EQ(decide(overlaps_of({{"unclassified", 1}}), "set-nx-px"), RunOutcome::kMet);
+  EXPECT_EQ(decide(check_of("safe", {}), "set-nx-px"), RunOutcome::kSaferThan);
 }
 
 // The outcome decision, rule by rule.

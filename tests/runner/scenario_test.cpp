@@ -62,6 +62,39 @@ TEST(Scenario, ExpectationsSayWhyAndNotApplicableCellsSayWhyNot) {
             std::string::npos);
 }
 
+// An expectation can name whose fault the overlap is: the class is checked
+// against the vocabulary, needs a violated verdict, and is kept in the JSON.
+TEST(Scenario, AnExpectationNamesTheOverlapClass) {
+  Scenario s = parse_scenario(json::parse(R"({"name":"x","algorithms":["set-nx-px"],
+      "expect":{"default":{"verdict":"violated","kinds":["mutual-exclusion"],
+                           "classes":["overrun"]}}})"),
+                              "s.json");
+  EXPECT_EQ(s.expectation_for("set-nx-px").classes, std::vector<std::string>{"overrun"});
+  EXPECT_EQ(scenario_to_json(s)["expect"]["default"]["classes"], json::array({"overrun"}));
+  EXPECT_NE(error_of(json::parse(R"({"algorithms":["set-nx-px"],
+                "expect":{"default":{"verdict":"violated","classes":["late"]}}})"))
+                .find("'expect.default.classes' has an unknown overlap class \"late\" (known: "
+                      "broken-lease, overrun, unclassified)"),
+            std::string::npos);
+  EXPECT_NE(error_of(json::parse(R"({"algorithms":["set-nx-px"],
+                "expect":{"default":{"verdict":"safe","classes":["overrun"]}}})"))
+                .find("'expect.default.classes' lists overlap classes"),
+            std::string::npos);
+}
+
+// The editors' schema offers the classes the vocabulary has, no others.
+TEST(Scenario, TheSchemaNamesEveryOverlapClass) {
+  std::ifstream in(SOURCE_DIR "/scenarios/schema.json");
+  const json schema = json::parse(in);
+  std::vector<std::string> classes;
+  for (const auto& row : overlap_classes()) classes.emplace_back(row.name);
+  const json& expect = schema["properties"]["expect"];
+  for (const json* entry :
+       {&expect["properties"]["default"], &expect["additionalProperties"]["oneOf"][0],
+        &schema["properties"]["libraries"]["additionalProperties"]["oneOf"][0]})
+    EXPECT_EQ((*entry)["properties"]["classes"]["items"]["enum"], json(classes));
+}
+
 // A story about a published library says what it expects of that library by
 // the name its adapter answers hello with; a built-in's id there is a slip.
 TEST(Scenario, LibrariesHaveExpectationsOfTheirOwn) {

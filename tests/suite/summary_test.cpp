@@ -95,6 +95,16 @@ TEST(Summary, UnmetReasonSaysWhatWasMissed) {
             std::string::npos)
       << reason;
 
+  RunResult other_class = run("violated", "violated", {violation("mutual-exclusion", "m")});
+  other_class.expected->classes = {"overrun"};
+  other_class.check->violations[0].overlap = checkers::Overlap{};
+  other_class.check->violations[0].overlap->overlap_class = "broken-lease";
+  other_class.check->violations[0].overlap->explanation = "granted 300 ms inside c1's lease";
+  other_class.check->harm = checkers::Harm{0, 0, 0, {{"broken-lease", 1}, {"overrun", 0}}};
+  EXPECT_EQ(unmet_reason(decided(other_class)),
+            "expected violated as overrun, but no overrun overlap was found (measured: "
+            "broken-lease 1 (granted 300 ms inside c1's lease))");
+
   EXPECT_EQ(unmet_reason(failed_run("redis-server did not start")),
             "the run failed: redis-server did not start");
 }
