@@ -20,28 +20,90 @@ std::string text_at(const json& object, const char* key) {
              : "";
 }
 
-// The runs of `lock` in one story.
-std::vector<const RunResult*> runs_of(const ScenarioResults& story, const std::string& lock) {
-  std::vector<const RunResult*> out;
-  for (const auto& run : story.runs)
-    if (run.algorithm == lock) out.push_back(&run);
-  return out;
-}
-
 RunOutcome outcome_of(const RunResult& run) {
   return run.outcome.value_or(decide_outcome(run));
 }
 
-// "overlap, lost update": the kinds found, in the vocabulary's order.
-std::string kinds_found(const std::vector<const RunResult*>& runs) {
-  std::set<std::string> found;
-  for (const RunResult* run : runs)
-    for (const auto& kind : found_kinds(*run)) found.insert(kind);
-  std::string out;
+// The labels of `kinds` found, in the vocabulary's order.
+std::vector<std::string> labels_of(const std::set<std::string>& kinds) {
+  std::vector<std::string> out;
   for (const auto& row : violation_kinds())
-    if (found.count(std::string(row.name)))
-      out += (out.empty() ? "" : ", ") + std::string(row.label);
+    if (kinds.count(std::string(row.name))) out.emplace_back(row.label);
   return out;
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator = ", ") {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+bool is_harm_kind(const std::string& kind) {
+  return std::any_of(std::begin(checkers::kHarmKinds), std::end(checkers::kHarmKinds),
+                     [&](ViolationKind k) { return name(k) == kind; });
+}
+
+// What the runs of one cell found, gathered for its words and its state.
+struct Found {
+  std::set<OverlapClass> classes;
+  std::set<std::string> harm_kinds, other_kinds;  // other: neither an overlap nor harm
+  bool overlap = false, harmed = false, stopped_by_fencing = false, violated = false;
+  size_t runs_harmed = 0, runs_violated = 0;
+};
+
+Found found_in(const std::vector<const RunResult*>& runs) {
+  Found out;
+  const std::string overlap(name(ViolationKind::MutualExclusion));
+  for (const RunResult* run : runs) {
+    out.runs_violated += run->verdict == Verdict::Violated;
+    if (!run->check) continue;
+    const Check& check = *run->check;
+    for (OverlapClass c : check.found_classes()) out.classes.insert(c);
+    const bool harmed = check.harmful();
+    out.runs_harmed += harmed;
+    out.harmed = out.harmed || harmed;
+    out.stopped_by_fencing =
+        out.stopped_by_fencing || check.found_class(std::string(kStoppedByFencing)) > 0;
+    for (const auto& kind : check.found_kinds()) {
+      if (kind == overlap)
+        out.overlap = true;
+      else
+        (is_harm_kind(kind) ? out.harm_kinds : out.other_kinds).insert(kind);
+    }
+  }
+  out.violated = out.runs_violated > 0;
+  return out;
+}
+
+// "broken lease and overrun": the classes' labels; "overlap" for overlaps
+// of a file that does not classify them.
+std::string classes_words(const Found& found) {
+  std::vector<std::string> labels;
+  for (OverlapClass c : found.classes) labels.emplace_back(info(c).label);
+  if (labels.empty() && found.overlap)
+    labels.emplace_back(info(ViolationKind::MutualExclusion).label);
+  return joined(labels, " and ");
+}
+
+// The cell's words before any count of runs or mark of an unmet expectation.
+std::string found_words(const Found& found) {
+  if (!found.violated) return "✓ safe";
+  std::string out = classes_words(found);
+  if (found.harmed) {
+    const std::string harm = joined(labels_of(found.harm_kinds));
+    out = "✗ " + out + (out.empty() || harm.empty() ? "" : ": ") + harm;
+  } else if (found.stopped_by_fencing) {
+    out += ", " + std::string(kStoppedByFencingLabel);
+  }
+  if (!found.other_kinds.empty())
+    out += (out.empty() ? "" : "; ") + joined(labels_of(found.other_kinds));
+  return out;
+}
+
+std::optional<RunOutcome> outcome_of_cell(const std::vector<const RunResult*>& runs) {
+  std::vector<RunOutcome> outcomes;
+  for (const RunResult* run : runs) outcomes.push_back(outcome_of(*run));
+  return cell_outcome(outcomes);
 }
 
 // A table cell can hold no '|' or line break.
@@ -50,28 +112,6 @@ std::string cell_text(std::string text) {
     if (c == '\n' || c == '\r') c = ' ';
   std::string out;
   for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
-
-// What one cell measured, in a few words: "✓ safe", "✗ overlap, lost
-// update", "n/a"; with several runs that disagree, how many broke; "⚠" in
-// front when the measurement is not what the story predicts.
-std::string measured(const std::vector<const RunResult*>& runs) {
-  if (runs.empty()) return "—";
-  std::vector<RunOutcome> outcomes;
-  size_t violated = 0;
-  for (const RunResult* run : runs) {
-    outcomes.push_back(outcome_of(*run));
-    violated += run->verdict == Verdict::Violated;
-  }
-  const auto outcome = cell_outcome(outcomes);
-  if (outcome == RunOutcome::kNotApplicable) return "n/a";
-  if (outcome == RunOutcome::kError) return "⚠ failed";
-  if (outcome == RunOutcome::kNotExercised) return "⚠ not exercised";
-  std::string out = violated == 0 ? "✓ safe" : "✗ " + kinds_found(runs);
-  if (violated > 0 && violated < runs.size())
-    out += " (" + std::to_string(violated) + " of " + std::to_string(runs.size()) + " runs)";
-  if (outcome == RunOutcome::kUnmet) out = "⚠ " + out;
   return out;
 }
 
@@ -93,6 +133,8 @@ std::string refusals(const std::vector<const RunResult*>& runs) {
   return "refuses " + std::string(seconds) + " under " + faults;
 }
 
+}  // namespace
+
 std::string expected_words(const Expectation& e) {
   if (e.verdict != Verdict::Violated) return "safe";
   std::string kinds;
@@ -100,8 +142,21 @@ std::string expected_words(const Expectation& e) {
     const auto known = violation_kind_named(kind);
     kinds += (kinds.empty() ? "" : ", ") + (known ? std::string(info(*known).label) : kind);
   }
-  return "violated" + (kinds.empty() ? "" : " (" + kinds + ")");
+  std::string classes;
+  for (const auto& c : e.classes) {
+    const auto known = overlap_class_named(c);
+    classes += (classes.empty() ? "" : " or ") + (known ? std::string(info(*known).label) : c);
+  }
+  return "violated" + (kinds.empty() ? "" : " (" + kinds + ")") +
+         (classes.empty() ? "" : ", " + classes);
 }
+
+std::string counted_stories(size_t n) {
+  if (n == 0) return "—";
+  return std::to_string(n) + (n == 1 ? " story" : " stories");
+}
+
+namespace {
 
 std::string column_title(const LockColumn& lock) {
   std::string out = "`" + lock.name + "`";
@@ -122,24 +177,90 @@ std::vector<LockColumn> listed_locks(const json& suite) {
   return out;
 }
 
+std::vector<const RunResult*> runs_of(const ScenarioResults& story, const std::string& lock) {
+  std::vector<const RunResult*> out;
+  for (const auto& run : story.runs)
+    if (run.algorithm == lock) out.push_back(&run);
+  return out;
+}
+
+namespace {
+
+constexpr CellStateInfo kCellStates[] = {
+    {CellState::Harmed, "harmed", "harmed: the store accepted a lost update or a stale write"},
+    {CellState::LeaseBroken, "lease-broken", "lease broken, no harm"},
+    {CellState::Overran, "overran", "overrun, no harm (stopped by fencing, or nothing written)"},
+    {CellState::Unclassified, "unclassified", "overlap of unknown cause, no harm"},
+    {CellState::Safe, "safe", "safe: no overlap, no harm"},
+    {CellState::NotApplicable, "not-applicable", "not applicable"},
+    {CellState::Unmeasured, "unmeasured", "not measured: a run failed or a fault never fired"},
+};
+
+// Whether every run of a cell completed with its faults fired.
+bool measured_all(const std::vector<const RunResult*>& runs) {
+  return std::all_of(runs.begin(), runs.end(), [](const RunResult* run) {
+    const RunOutcome outcome = outcome_of(*run);
+    return outcome != RunOutcome::kNotApplicable && outcome != RunOutcome::kError &&
+           outcome != RunOutcome::kNotExercised;
+  });
+}
+
+}  // namespace
+
+std::span<const CellStateInfo> cell_states() {
+  return kCellStates;
+}
+
+const CellStateInfo& info(CellState state) {
+  for (const auto& row : kCellStates)
+    if (row.state == state) return row;
+  return kCellStates[std::size(kCellStates) - 1];
+}
+
+CellState cell_state(const std::vector<const RunResult*>& runs) {
+  if (runs.empty()) return CellState::Unmeasured;
+  const auto outcome = outcome_of_cell(runs);
+  if (outcome == RunOutcome::kNotApplicable) return CellState::NotApplicable;
+  if (!measured_all(runs)) return CellState::Unmeasured;
+  const Found found = found_in(runs);
+  if (found.harmed) return CellState::Harmed;
+  if (found.classes.count(OverlapClass::BrokenLease)) return CellState::LeaseBroken;
+  if (found.classes.count(OverlapClass::Overrun)) return CellState::Overran;
+  if (found.overlap) return CellState::Unclassified;
+  return CellState::Safe;
+}
+
+std::string measured_words(const std::vector<const RunResult*>& runs) {
+  if (runs.empty()) return "—";
+  const auto outcome = outcome_of_cell(runs);
+  if (outcome == RunOutcome::kNotApplicable) return "n/a";
+  if (outcome == RunOutcome::kError) return "⚠ failed";
+  if (outcome == RunOutcome::kNotExercised) return "⚠ not exercised";
+  const Found found = found_in(runs);
+  std::string out = found_words(found);
+  // How many runs the words are about, when not all of them.
+  const size_t about = found.harmed ? found.runs_harmed : found.runs_violated;
+  if (about > 0 && about < runs.size())
+    out += " (" + std::to_string(about) + " of " + std::to_string(runs.size()) + " runs)";
+  if (outcome == RunOutcome::kUnmet) out = "⚠ " + out;
+  return out;
+}
+
 Survival survival(const std::vector<const ScenarioResults*>& stories, const std::string& lock) {
   Survival out;
   for (const ScenarioResults* story : stories) {
     const auto runs = runs_of(*story, lock);
-    if (runs.empty()) continue;
-    bool measured = true, safe = true;
-    for (const RunResult* run : runs) {
-      const RunOutcome outcome = outcome_of(*run);
-      measured = measured && outcome != RunOutcome::kNotApplicable &&
-                 outcome != RunOutcome::kError && outcome != RunOutcome::kNotExercised;
-      safe = safe && run->verdict == Verdict::Safe;
-    }
-    if (!measured) continue;
+    if (runs.empty() || !measured_all(runs)) continue;
     ++out.measured;
-    if (safe)
-      ++out.survived;
+    const Found found = found_in(runs);
+    if (found.harmed)
+      out.harmed_by.push_back(story->scenario);
     else
-      out.broken_by.push_back(story->scenario);
+      ++out.survived;
+    if (found.classes.count(OverlapClass::BrokenLease))
+      ++out.lease_broken;
+    else if (found.classes.count(OverlapClass::Overrun))
+      ++out.only_overran;
   }
   return out;
 }
@@ -189,24 +310,31 @@ std::string comparison_markdown(const fs::path& suite_dir) {
   md += "- runs per cell: " + std::to_string(runs_per_cell) + "\n\n";
 
   md +=
-      "## What each lock survives\n\n| lock | family | survives | broken by |\n"
-      "| --- | --- | --- | --- |\n";
+      "## What each lock survives\n\nA lock survives a story when no run of it harmed the "
+      "resource: the store accepted no lost update and no stale write. Beside it, the stories "
+      "in which the lock's lease broke (it granted a hold inside another's lease) and those in "
+      "which holders only overran their lease (the lock was right; the holder acted on after "
+      "its lease ended), harmful or not.\n\n"
+      "| lock | family | survives | lease broken in | only overran in | harmed by |\n"
+      "| --- | --- | --- | --- | --- | --- |\n";
   for (const auto& lock : locks) {
     const Survival tally = survival(all, lock.name);
-    std::string broken;
-    for (const auto& story : tally.broken_by) broken += (broken.empty() ? "" : ", ") + story;
     std::string family = lock.family;
     if (!lock.like.empty())
       family += (family.empty() ? "" : ", ") + std::string("like ") + lock.like;
     md += "| " + column_title(lock) + " | " + cell_text(family) + " | " +
           std::to_string(tally.survived) + " of " + std::to_string(tally.measured) + " stories | " +
-          cell_text(broken.empty() ? "—" : broken) + " |\n";
+          counted_stories(tally.lease_broken) + " | " + counted_stories(tally.only_overran) +
+          " | " + cell_text(tally.harmed_by.empty() ? "—" : joined(tally.harmed_by)) + " |\n";
   }
 
   md +=
-      "\n## The matrix\n\n✓ no violation in any run; ✗ the violations found (overlap = "
-      "mutual exclusion); n/a: the story cannot be told to that lock (its reason is below); "
-      "⚠: the measurement is not what the story predicts.\n\n| story |";
+      "\n## The matrix\n\n✓ no violation in any run; ✗ the resource was harmed, after whose "
+      "fault the holds overlapped (broken lease: the lock granted a hold inside another's "
+      "lease; overrun: a holder acted after its lease ended) and what the store accepted; "
+      "without ✗, an overlap or a violation that harmed nothing (stopped by fencing: the late "
+      "holder's writes were all rejected); n/a: the story cannot be told to that lock (its "
+      "reason is below); ⚠: the measurement is not what the story predicts.\n\n| story |";
   for (const auto& lock : locks) md += " " + column_title(lock) + " |";
   md += "\n| --- |";
   for (size_t i = 0; i < locks.size(); ++i) md += " --- |";
@@ -214,7 +342,7 @@ std::string comparison_markdown(const fs::path& suite_dir) {
   for (const auto& story : stories) {
     md += "| [" + story.scenario + "](#" + story.scenario + ") |";
     for (const auto& lock : locks)
-      md += " " + cell_text(measured(runs_of(story, lock.name))) + " |";
+      md += " " + cell_text(measured_words(runs_of(story, lock.name))) + " |";
     md += "\n";
   }
 
@@ -229,7 +357,7 @@ std::string comparison_markdown(const fs::path& suite_dir) {
       const auto runs = runs_of(story, lock.name);
       if (runs.empty()) continue;
       const RunResult& first = *runs.front();
-      std::string result = measured(runs);
+      std::string result = measured_words(runs);
       if (const std::string cost = refusals(runs); !cost.empty()) result += "; " + cost;
       const bool not_applicable = outcome_of(first) == RunOutcome::kNotApplicable;
       const std::string expected =

@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "results.h"
@@ -26,15 +28,59 @@ struct LockColumn {
 std::vector<LockColumn> listed_locks(const nlohmann::ordered_json& suite);
 
 // How one lock fared: the stories it was measured in (run, completed, every
-// fault fired), those it survived (no run found a violation), and the names
-// of the stories that broke it.
+// fault fired), those it survived (no run harmed the resource: no lost update
+// and no stale write accepted, whatever the holds did), those in which its
+// lease broke (some run had a broken-lease overlap), those in which holders
+// only overran it (overrun overlaps, no broken lease), and the names of the
+// stories that harmed the resource.
 struct Survival {
   size_t measured = 0, survived = 0;
-  std::vector<std::string> broken_by;
+  size_t lease_broken = 0, only_overran = 0;
+  std::vector<std::string> harmed_by;
 };
+
+// "3 stories", "1 story", "—" for none: a count of Survival's stories.
+std::string counted_stories(size_t n);
 
 // `lock`'s survival over `stories` (each scenario's results).
 Survival survival(const std::vector<const ScenarioResults*>& stories, const std::string& lock);
+
+// The runs of `lock` in one story.
+std::vector<const RunResult*> runs_of(const ScenarioResults& story, const std::string& lock);
+
+// What one cell (a story × a lock) came to, as the comparison's grid colours it.
+enum class CellState {
+  Harmed,         // some run's store accepted a lost update or a stale write
+  LeaseBroken,    // no harm, but the lock granted a hold inside another's lease
+  Overran,        // no harm, and the only overlaps were holders acting past their lease
+  Unclassified,   // no harm, and overlaps whose cause the history cannot tell
+  Safe,           // no harm and no overlap
+  NotApplicable,  // the story cannot be told to the lock
+  Unmeasured,     // a run failed or a fault never fired
+};
+
+struct CellStateInfo {
+  CellState state;
+  std::string_view name;    // the CSS class and data-state of its square
+  std::string_view legend;  // the legend's words
+};
+
+// Every state, in the order the legend lists them.
+std::span<const CellStateInfo> cell_states();
+const CellStateInfo& info(CellState state);
+
+// The state of the cell of `runs` (one lock's runs of one story); Unmeasured for none.
+CellState cell_state(const std::vector<const RunResult*>& runs);
+
+// What the cell of `runs` measured, in a few words that name whose fault
+// the overlap was and what the resource suffered: "✓ safe", "✗ broken lease:
+// lost update", "overrun, stopped by fencing", "liveness"; with several runs
+// that disagree, how many harmed (or broke); "⚠" in front when the
+// measurement is not what the story predicts.
+std::string measured_words(const std::vector<const RunResult*>& runs);
+
+// "violated (overlap), overrun": an expectation in the comparison's words.
+std::string expected_words(const Expectation& expectation);
 
 // The comparison of the suite in SUITE_DIR as Markdown: where it comes from
 // (the lab's version, the Redis version, the date, the command), what each

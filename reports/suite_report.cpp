@@ -160,6 +160,18 @@ std::string cell_kinds(const std::vector<RunResult>& runs, const std::vector<siz
   return "<span class=\"cell-kinds\">" + escape(list) + "</span>";
 }
 
+// Whose fault the overlaps of the runs `mine` of `runs` were and what the
+// resource suffered (measured_words), or "" when they found nothing.
+std::string cell_harm(const std::vector<RunResult>& runs, const std::vector<size_t>& mine) {
+  std::vector<const RunResult*> cell;
+  for (size_t i : mine) cell.push_back(&runs[i]);
+  if (std::none_of(cell.begin(), cell.end(),
+                   [](const RunResult* run) { return run->verdict == Verdict::Violated; }))
+    return "";
+  const std::string state(info(cell_state(cell)).name);
+  return "<span class=\"cell-harm " + state + "\">" + escape(measured_words(cell)) + "</span>";
+}
+
 // The cell's mark: how many of `total` runs met their expectation (and how
 // the others ended), or the one run's outcome.
 std::string cell_mark(const std::optional<RunOutcome>& outcome,
@@ -234,6 +246,7 @@ std::string cell(const Row& row, const std::string& algorithm) {
   }
   std::string inner;
   for (const auto& [verdict, n] : verdicts) inner += verdict_pill(verdict, mine.size() > 1 ? n : 0);
+  inner += cell_harm(runs, mine);
   inner += cell_kinds(runs, mine);
   if (first.expected)
     inner += "<span class=\"cell-expected\">expected " + escape(expected_text(*first.expected)) +
@@ -339,20 +352,26 @@ std::vector<const ScenarioResults*> stories_of(const std::vector<Row>& rows) {
   return out;
 }
 
-// "Which lock survives what": per lock, the stories it survived out of
-// those it was measured in, and the ones that broke it.
+// "Which lock survives what": per lock, the stories in which the resource
+// came to no harm out of those it was measured in, the stories in which its
+// lease broke and those in which holders only overran it, and the ones that
+// harmed the resource.
 std::string survivors(const std::vector<Row>& rows, const std::vector<std::string>& algorithms) {
   if (algorithms.size() < 2) return "";
   std::string out =
-      "<h2>Which lock survives what</h2><table class=\"survivors\"><thead><tr><th>lock</th>"
-      "<th>survives</th><th>broken by</th></tr></thead><tbody>";
+      "<h2>Which lock survives what</h2><p class=\"hint\">Survives: no run harmed the resource "
+      "(no lost update, no stale write accepted). Lease broken: the lock granted a hold inside "
+      "another's lease. Only overran: the holds overlapped only because a holder acted after "
+      "its lease ended.</p><table class=\"survivors\"><thead><tr><th>lock</th><th>survives</th>"
+      "<th>lease broken in</th><th>only overran in</th><th>harmed by</th></tr></thead><tbody>";
   for (const auto& algorithm : algorithms) {
     const Survival tally = survival(stories_of(rows), algorithm);
-    std::string broken;
-    for (const auto& story : tally.broken_by) broken += (broken.empty() ? "" : ", ") + story;
+    std::string harmed;
+    for (const auto& story : tally.harmed_by) harmed += (harmed.empty() ? "" : ", ") + story;
     out += "<tr><td>" + escape(algorithm) + "</td><td>" + std::to_string(tally.survived) + " of " +
            std::to_string(tally.measured) + " stories</td><td>" +
-           escape(broken.empty() ? "—" : broken) + "</td></tr>";
+           counted_stories(tally.lease_broken) + "</td><td>" + counted_stories(tally.only_overran) +
+           "</td><td>" + escape(harmed.empty() ? "—" : harmed) + "</td></tr>";
   }
   return out + "</tbody></table>";
 }

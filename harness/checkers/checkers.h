@@ -173,6 +173,11 @@ struct Violation {
   bool operator==(const Violation&) const = default;
 };
 
+// The kinds that harm the protected store: an accepted write it should not
+// have accepted (Harm::lost_updates, Harm::stale_writes below).
+inline constexpr ViolationKind kHarmKinds[] = {ViolationKind::LostUpdate,
+                                               ViolationKind::StaleWrite};
+
 // What the protected store suffered in a run (above, "harm").
 struct Harm {
   int64_t lost_updates = 0;         // accepted writes that lost an update

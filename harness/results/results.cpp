@@ -262,6 +262,12 @@ std::vector<OverlapClass> Check::found_classes() const {
   return out;
 }
 
+bool Check::harmful() const {
+  if (harm) return harm->harmful();
+  return std::any_of(std::begin(checkers::kHarmKinds), std::end(checkers::kHarmKinds),
+                     [&](ViolationKind kind) { return found(std::string(name(kind))) > 0; });
+}
+
 json RunResult::to_json() const {
   json out{{"algorithm", algorithm},
            {"error", error ? json(*error) : json()},

@@ -103,6 +103,10 @@ struct Check {
   // The overlap classes with at least one overlap found, in the vocabulary's order.
   std::vector<OverlapClass> found_classes() const;
 
+  // Whether the store accepted a write it should not have (checkers.h,
+  // "harm"); in a file from before harm, whether a kind in kHarmKinds was found.
+  bool harmful() const;
+
   bool operator==(const Check&) const = default;
 };
 

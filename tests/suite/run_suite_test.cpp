@@ -351,6 +351,19 @@ json compare_with_a_library(Fixture& f, SuiteOptions o) {
   const LockUnderTest library = suite_test::fake_library();
   f.fake.adjust = [](const Scenario& s, RunResult& run) {
     run.expected->why = "because " + s.name;
+    if (s.name == "pause-long") {
+      // set-nx-px's holder overran its lease and lost an update; lib-x's
+      // overran too, but fencing rejected its late write: no harm.
+      const bool fenced = run.algorithm == "lib-x";
+      run.check->harm = checkers::Harm{fenced ? 0 : 1,
+                                       0,
+                                       fenced ? 1 : 0,
+                                       {{"broken-lease", 0},
+                                        {"overrun", 1},
+                                        {"unclassified", 0},
+                                        {"stopped-by-fencing", fenced ? 1 : 0}}};
+      if (!fenced) run.check->counts["lost-update"] = 1;
+    }
     if (s.name == "skip" && run.algorithm == "lib-x") {
       run.not_applicable = "lib-x has no after-setnx step";
       run.verdict = Verdict::Unknown;
@@ -363,6 +376,72 @@ json compare_with_a_library(Fixture& f, SuiteOptions o) {
       {scenario("calm", {"set-nx-px"}, 1), scenario("pause-long", {"set-nx-px"}, 2, "violated"),
        scenario("skip", {"set-nx-px"}, 3)},
       o, f.runner);
+}
+
+// A run of "L" that overlapped by `overlap_class` (none when empty) and, when
+// `harmful`, lost an update; whatever it measured was what its story expected.
+RunResult measured_run(const std::string& overlap_class, bool harmful) {
+  RunResult run;
+  run.algorithm = "L";
+  run.expected = Expectation{overlap_class.empty() ? Verdict::Safe : Verdict::Violated, {}, {}};
+  run.verdict = overlap_class.empty() ? Verdict::Safe : Verdict::Violated;
+  Check check;
+  check.verdict = run.verdict;
+  check.harm = checkers::Harm{harmful ? 1 : 0, 0, harmful ? 0 : 1, {}};
+  if (!overlap_class.empty()) {
+    check.counts["mutual-exclusion"] = 1;
+    check.harm->overlaps[overlap_class] = 1;
+    if (!harmful) check.harm->overlaps["stopped-by-fencing"] = 1;
+  }
+  if (harmful) check.counts["lost-update"] = 1;
+  run.check = check;
+  run.outcome = decide_outcome(run);
+  return run;
+}
+
+ScenarioResults story_of(const std::string& name, std::vector<RunResult> runs) {
+  ScenarioResults story;
+  story.scenario = name;
+  story.runs = std::move(runs);
+  return story;
+}
+
+// A lock survives a story when no run harmed the resource, however its holds
+// overlapped; the stories whose lease broke and those that only overran are
+// counted beside it, and each cell names the class and the harm.
+TEST(Comparison, SurvivalCountsHarmNotOverlaps) {
+  const std::vector<ScenarioResults> stories = {
+      story_of("calm", {measured_run("", false)}),
+      story_of("failover", {measured_run("broken-lease", true)}),
+      story_of("pause", {measured_run("overrun", false), measured_run("overrun", true)}),
+      story_of("fenced-pause", {measured_run("overrun", false)}),
+      story_of("fenced-failover", {measured_run("broken-lease", false)}),
+      story_of("mixed", {measured_run("broken-lease", false), measured_run("overrun", false)}),
+  };
+  std::vector<const ScenarioResults*> all;
+  for (const auto& story : stories) all.push_back(&story);
+  const reports::Survival tally = reports::survival(all, "L");
+  EXPECT_EQ(tally.measured, 6u);
+  EXPECT_EQ(tally.survived, 4u) << "calm and the three stories whose overlaps harmed nothing";
+  EXPECT_EQ(tally.harmed_by, (std::vector<std::string>{"failover", "pause"}));
+  EXPECT_EQ(tally.lease_broken, 3u) << "failover, fenced-failover, mixed";
+  EXPECT_EQ(tally.only_overran, 2u) << "pause and fenced-pause; mixed broke the lease too";
+
+  using reports::CellState;
+  auto state = [&](size_t i) { return reports::cell_state(reports::runs_of(stories[i], "L")); };
+  auto words = [&](size_t i) { return reports::measured_words(reports::runs_of(stories[i], "L")); };
+  EXPECT_EQ(state(0), CellState::Safe);
+  EXPECT_EQ(state(1), CellState::Harmed);
+  EXPECT_EQ(state(2), CellState::Harmed);
+  EXPECT_EQ(state(3), CellState::Overran);
+  EXPECT_EQ(state(4), CellState::LeaseBroken);
+  EXPECT_EQ(state(5), CellState::LeaseBroken);
+  EXPECT_EQ(words(0), "✓ safe");
+  EXPECT_EQ(words(1), "✗ broken lease: lost update");
+  EXPECT_EQ(words(2), "✗ overrun: lost update (1 of 2 runs)");
+  EXPECT_EQ(words(3), "overrun, stopped by fencing");
+  EXPECT_EQ(words(4), "broken lease, stopped by fencing");
+  EXPECT_EQ(words(5), "broken lease and overrun, stopped by fencing");
 }
 
 TEST_F(RunSuite, TheComparisonSaysWhatEachLockSurvivesAndWhy) {
@@ -380,17 +459,20 @@ TEST_F(RunSuite, TheComparisonSaysWhatEachLockSurvivesAndWhy) {
   const std::string md = reports::comparison_markdown(o.out_dir);
   EXPECT_NE(md.find("- Redis: 7.0.15\n"), std::string::npos) << md;
   EXPECT_NE(md.find("- command: `locklab suite x`"), std::string::npos) << md;
-  EXPECT_NE(md.find("| `set-nx-px` | single instance | 2 of 3 stories | pause-long |"),
-            std::string::npos)
-      << md;
-  EXPECT_NE(md.find("| `lib-x` lib-x 1.2.3 | library, like set-nx-px | 1 of 2 stories | "
+  EXPECT_NE(md.find("| `set-nx-px` | single instance | 2 of 3 stories | — | 1 story | "
                     "pause-long |"),
             std::string::npos)
-      << "a story it could not be told is not counted: " << md;
-  EXPECT_NE(md.find("| [pause-long](#pause-long) | ✗ overlap | ✗ overlap |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| `lib-x` lib-x 1.2.3 | library, like set-nx-px | 2 of 2 stories | — | 1 "
+                    "story | — |"),
+            std::string::npos)
+      << "survival counts harm, not overlaps; a story it could not be told is not counted: " << md;
+  EXPECT_NE(md.find("| [pause-long](#pause-long) | ✗ overrun: lost update | overrun, stopped by "
+                    "fencing |"),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("| [skip](#skip) | ✓ safe | n/a |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| `set-nx-px` | ✗ overlap | violated | because pause-long |"),
+  EXPECT_NE(md.find("| `set-nx-px` | ✗ overrun: lost update | violated | because pause-long |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| `lib-x` lib-x 1.2.3 | n/a | — | lib-x has no after-setnx step |"),
@@ -420,12 +502,18 @@ TEST_F(RunSuite, TheComparisonPageReadsRightInABrowser) {
   const std::string dom = page_dom(*chromium, index, out.path() / "index.png");
   auto has = [&dom](const std::string& text) { return dom.find(text) != std::string::npos; };
   EXPECT_TRUE(has("<h2>Which lock survives what</h2>")) << dom;
-  EXPECT_TRUE(has("<td>set-nx-px</td><td>2 of 3 stories</td><td>pause-long</td>")) << dom;
-  EXPECT_TRUE(has("<td>lib-x</td><td>1 of 2 stories</td><td>pause-long</td>")) << dom;
   EXPECT_TRUE(
-      has("lib-x (lib-x 1.2.3), like set-nx-px<span class=\"survives\">survives 1 of "
+      has("<td>set-nx-px</td><td>2 of 3 stories</td><td>—</td><td>1 story</td>"
+          "<td>pause-long</td>"))
+      << dom;
+  EXPECT_TRUE(has("<td>lib-x</td><td>2 of 2 stories</td><td>—</td><td>1 story</td><td>—</td>"))
+      << "fencing stopped lib-x's overrun: no harm, it survives: " << dom;
+  EXPECT_TRUE(
+      has("lib-x (lib-x 1.2.3), like set-nx-px<span class=\"survives\">survives 2 of "
           "2</span>"))
       << "the library's column names its version: " << dom;
+  EXPECT_TRUE(has("<span class=\"cell-harm harmed\">✗ overrun: lost update</span>")) << dom;
+  EXPECT_TRUE(has("<span class=\"cell-harm overran\">overrun, stopped by fencing</span>")) << dom;
   EXPECT_TRUE(has("<span class=\"na-reason\">lib-x has no after-setnx step</span>")) << dom;
   EXPECT_TRUE(has("<summary>why</summary>because pause-long")) << dom;
   EXPECT_TRUE(has("<span class=\"cell-expected\">expected violated")) << dom;
