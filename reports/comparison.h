@@ -82,6 +82,22 @@ std::string measured_words(const std::vector<const RunResult*>& runs);
 // "violated (overlap), overrun": an expectation in the comparison's words.
 std::string expected_words(const Expectation& expectation);
 
+// A story of the grid: its results and the link to its report ("" for none).
+struct GridStory {
+  const ScenarioResults* results = nullptr;
+  std::string link;
+};
+
+// The comparison at a glance, as HTML: one coloured square per story × lock
+// (cell_state), the locks grouped by family, each square's details (what
+// was measured, expected and why) shown on click and in its tooltip, and the
+// legend. The square the address's #fragment names opens with its details.
+std::string comparison_grid_html(const std::vector<GridStory>& stories,
+                                 const std::vector<LockColumn>& locks);
+
+// The id of the grid's square of `story` × `lock` (its #fragment).
+std::string grid_square_id(const std::string& story, const std::string& lock);
+
 // The comparison of the suite in SUITE_DIR as Markdown: where it comes from
 // (the lab's version, the Redis version, the date, the command), what each
 // lock survives, the matrix, and story by story each cell's measurement,

@@ -403,6 +403,22 @@ Columns columns_of(const nlohmann::ordered_json& suite, const std::vector<Row>& 
   return columns;
 }
 
+// The grid at the top of a comparison (comparison_grid_html): its columns are
+// the matrix's, the listed locks with their families first.
+std::string grid(const nlohmann::ordered_json& suite, const std::vector<Row>& rows,
+                 const Columns& columns) {
+  if (columns.algorithms.size() < 2) return "";
+  std::vector<LockColumn> locks = listed_locks(suite);
+  for (const auto& algorithm : columns.algorithms)
+    if (std::none_of(locks.begin(), locks.end(),
+                     [&](const LockColumn& l) { return l.name == algorithm; }))
+      locks.push_back({algorithm, "", "", ""});
+  std::vector<GridStory> stories;
+  for (const auto& row : rows)
+    if (row.results) stories.push_back({&*row.results, row.problem.empty() ? row.link : ""});
+  return comparison_grid_html(stories, locks);
+}
+
 // The banner over the matrix: each outcome counted apart, the rarer ones
 // only when they happen.
 std::string outcome_banner(const std::vector<Row>& rows) {
@@ -539,6 +555,7 @@ std::filesystem::path write_suite_report(const std::filesystem::path& suite_dir)
                      " scenarios × " + std::to_string(columns.algorithms.size()) +
                      " algorithms</p></header>";
   body += outcome_banner(rows);
+  body += grid(suite, rows, columns);
   body += survivors(rows, columns.algorithms);
   body +=
       "<div class=\"matrix-box\"><table class=\"matrix\">" + matrix_head(columns, rows) + "<tbody>";

@@ -122,11 +122,34 @@
     history.replaceState(null, "", "#" + next.id);
   }
 
+  // The comparison's grid: a square clicked (or named by the #fragment) says
+  // what its cell measured, expected and why in the panel under the grid.
+  function showSquare(square) {
+    var panel = document.getElementById("grid-detail");
+    if (!panel || !square) return;
+    var old = document.querySelectorAll(".grid-sq.selected");
+    for (var i = 0; i < old.length; i++) old[i].classList.remove("selected");
+    square.classList.add("selected");
+    panel.textContent = square.getAttribute("data-detail");
+  }
+
+  function gridSquares() {
+    var squares = document.querySelectorAll("button.grid-sq[data-detail]");
+    for (var i = 0; i < squares.length; i++)
+      squares[i].addEventListener("click", function (event) {
+        showSquare(event.currentTarget);
+        history.replaceState(null, "", "#" + event.currentTarget.id);
+      });
+    var named = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    if (named && named.classList.contains("grid-sq")) showSquare(named);
+  }
+
   function start() {
     var steps = document.querySelectorAll(".step[data-t]");
     for (var i = 0; i < steps.length; i++)
       steps[i].addEventListener("click", function (event) { highlight(event.currentTarget); });
     zoomControls();
+    gridSquares();
     document.addEventListener("keydown", function (event) {
       if (event.ctrlKey || event.metaKey || event.altKey) return;
       var tag = (event.target.tagName || "").toLowerCase();

@@ -519,6 +519,50 @@ TEST_F(RunSuite, TheComparisonPageReadsRightInABrowser) {
   EXPECT_TRUE(has("<span class=\"cell-expected\">expected violated")) << dom;
 }
 
+// The comparison opens with a grid a person takes in at a glance: a square
+// per story × lock coloured by what the resource came to, the locks under
+// their families, and a square's details on click (here: named by the
+// address's fragment, as a click leaves it).
+TEST_F(RunSuite, TheComparisonPageOpensWithAGridOfSquares) {
+  const auto chromium = reports::fixtures::find_chromium();
+  if (!chromium)
+    GTEST_SKIP() << "no headless browser: chromium is not installed (Debian: apt-get install "
+                    "chromium; harness/scripts/lab.sh setup installs it)";
+  SuiteOptions o = options();
+  o.html_report = true;
+  compare_with_a_library(*this, o);
+  const fs::path index = o.out_dir / "index.html";
+  const auto load = reports::fixtures::load_page(
+      *chromium, index, reports::grid_square_id("pause-long", "lib-x"), out.path() / "grid.png");
+  for (const auto& line : load.console_lines) ADD_FAILURE() << "console: " << line;
+  const std::string& dom = load.dom;
+  auto has = [&dom](const std::string& text) { return dom.find(text) != std::string::npos; };
+  ASSERT_TRUE(has("<h2 id=\"at-a-glance\">At a glance</h2>")) << dom;
+  EXPECT_LT(dom.find("At a glance"), dom.find("Which lock survives what"))
+      << "the grid first, the lists of stories below it";
+  EXPECT_TRUE(has("title=\"single instance\"><div class=\"grid-family\"")) << dom;
+  EXPECT_TRUE(has("title=\"library\"><div class=\"grid-family\"")) << dom;
+  auto state_of = [&](const std::string& story, const std::string& lock) {
+    const std::string id = "id=\"" + reports::grid_square_id(story, lock) + "\" data-state=\"";
+    const size_t at = dom.find(id);
+    if (at == std::string::npos) return std::string("missing");
+    const size_t from = at + id.size();
+    return dom.substr(from, dom.find('"', from) - from);
+  };
+  EXPECT_EQ(state_of("pause-long", "set-nx-px"), "harmed");
+  EXPECT_EQ(state_of("pause-long", "lib-x"), "overran");
+  EXPECT_EQ(state_of("calm", "set-nx-px"), "safe");
+  EXPECT_EQ(state_of("skip", "lib-x"), "not-applicable");
+  EXPECT_TRUE(has("class=\"grid-sq overran selected\"")) << "the named square is chosen: " << dom;
+  EXPECT_TRUE(
+      has("id=\"grid-detail\" aria-live=\"polite\">lib-x (lib-x 1.2.3), like set-nx-px "
+          "in pause-long: overrun, stopped by fencing. Expected violated: because "
+          "pause-long</p>"))
+      << dom;
+  for (const auto& state : reports::cell_states())
+    EXPECT_TRUE(has(std::string(state.legend))) << "the legend names " << state.name;
+}
+
 // The safety envelopes on the comparison page, as a person reads them in
 // headless Chromium: one chart per axis, the locks side by side, each bound
 // with its prediction, a disagreement called out; and the same in the
