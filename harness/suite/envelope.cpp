@@ -13,10 +13,12 @@
 
 #include "atomic_file.h"
 #include "boundary_search.h"
+#include "fault_kind.h"
 #include "lock.h"
 #include "matrix.h"
 #include "results.h"
 #include "version.h"
+#include "violation_kind.h"
 
 namespace locklab::suite {
 
@@ -57,7 +59,7 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
   json fault = json::object();
   switch (axis) {
     case EnvelopeAxis::Pause:
-      fault = {{"kind", "pause"},
+      fault = {{"kind", std::string(locklab::name(FaultKind::Pause))},
                {"when", {{"client", "c1"}, {"step", "before-write"}}},
                {"duration_ms", fault_ms}};
       wait += fault_ms;
@@ -66,14 +68,22 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
       // c2's wait runs on its fast clock: it must still be waiting when
       // the lease ends in real time.
       wait = std::llround(3 * double(lease) * std::max(1.0, size));
-      fault = {{"kind", "clock-rate"}, {"at_ms", 0}, {"clients", {"c2"}}, {"rate", size}};
+      fault = {{"kind", std::string(locklab::name(FaultKind::ClockRate))},
+               {"at_ms", 0},
+               {"clients", {"c2"}},
+               ,
+               {"rate", size}};
       break;
     case EnvelopeAxis::ClientClockSlow:
       wait += std::llround(double(work) / std::max(size, 0.01));
-      fault = {{"kind", "clock-rate"}, {"at_ms", 0}, {"clients", {"c1"}}, {"rate", size}};
+      fault = {{"kind", std::string(locklab::name(FaultKind::ClockRate))},
+               {"at_ms", 0},
+               {"clients", {"c1"}},
+               ,
+               {"rate", size}};
       break;
     case EnvelopeAxis::ServerClockJump:
-      fault = {{"kind", "server-clock-jump"},
+      fault = {{"kind", std::string(locklab::name(FaultKind::ServerClockJump))},
                {"when", {{"client", "c1"}, {"step", "acquired"}}},
                {"nodes", {0}},
                {"delta_ms", fault_ms}};
@@ -82,12 +92,16 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
       // c2 must not reach the server before c1's first request does.
       head_start += 3 * fault_ms / 2;
       wait += 4 * fault_ms;
-      fault = {{"kind", "delay"}, {"at_ms", 0}, {"clients", {"c1"}}, {"delay_ms", fault_ms}};
+      fault = {{"kind", std::string(locklab::name(FaultKind::Delay))},
+               {"at_ms", 0},
+               ,
+               {"clients", {"c1"}},
+               {"delay_ms", fault_ms}};
       break;
     case EnvelopeAxis::Partition:
       work = lease_ms(kEnvelopePartitionWork);
       wait += work + fault_ms + 1000;  // a release lost in the dark waits a command timeout
-      fault = {{"kind", "partition"},
+      fault = {{"kind", std::string(locklab::name(FaultKind::Partition))},
                {"when", {{"client", "c1"}, {"step", "acquired"}}},
                {"clients", {"c1"}},
                {"duration_ms", fault_ms}};
@@ -96,7 +110,7 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
   const int64_t duration = head_start + wait + 2000;
   if (fault.contains("at_ms") && !fault.contains("duration_ms"))
     fault["duration_ms"] = duration - 1;
-  json faults = json::array({{{"kind", "pause"},
+  json faults = json::array({{{"kind", std::string(locklab::name(FaultKind::Pause))},
                               {"at_ms", 0},
                               {"clients", {"c2"}},
                               {"duration_ms", head_start},
@@ -397,7 +411,8 @@ EnvelopeRun play(const CellRunner& run_cell, const LockUnderTest& lock,
   out.kinds = found_kinds(run);
   if (run.stats) out.holds = int(run.stats->acquires_ok);
   out.broken = out.error.empty() && out.not_applicable.empty() && out.not_exercised.empty() &&
-               std::count(out.kinds.begin(), out.kinds.end(), "mutual-exclusion") > 0;
+               std::count(out.kinds.begin(), out.kinds.end(),
+                          locklab::name(ViolationKind::MutualExclusion)) > 0;
   const std::string history = run.history.empty() ? lock.name + "/history.jsonl" : run.history;
   out.detail = {{"seed", seed},
                 {"broken", out.broken},

@@ -1,6 +1,7 @@
 #include "fault_kind.h"
 
 #include <array>
+#include <vector>
 
 namespace locklab {
 namespace {
@@ -21,14 +22,22 @@ const FaultParam kRate{.name = "rate",
                        .sweepable = true,
                        .meaning = "how fast the clock runs: 2 = twice as fast, 0.5 = half"};
 
+// The names of a choice parameter's table, in its order (the first is the default).
+template <typename Table>
+std::vector<std::string_view> choices_of(const Table& table) {
+  std::vector<std::string_view> out;
+  for (const auto& row : table) out.push_back(row.name);
+  return out;
+}
+
 // Explore's ranges, in multiples of the lease unless said otherwise.
 const std::vector<DrawnRange> kPauseRanges = {{"duration_ms", 0.1, 5.0}};
 const std::vector<DrawnRange> kJumpRanges = {{"delta_ms", 0.1, 5.0},
                                              {"duration_ms", 0.1, 3.0, true, true}};
 const std::vector<DrawnRange> kRateRanges = {{"rate", 0.25, 4.0, false}, {"duration_ms", 0.5, 5.0}};
 
-// One row per kind, in enum order (checked below).
-const std::array<FaultKindInfo, kFaultKindCount> kFaultKinds = {{
+// One row per kind, in enum order (the table checks it when the program starts).
+const WordTable<FaultKindInfo, &FaultKindInfo::kind, kFaultKindCount> kFaultKinds({
     {.kind = FaultKind::Pause,
      .name = "pause",
      .target = FaultTarget::Client,
@@ -134,7 +143,7 @@ const std::array<FaultKindInfo, kFaultKindCount> kFaultKinds = {{
      .undoable = true,
      .params = {{.name = "how",
                  .type = ParamType::Choice,
-                 .choices = {"blackhole", "reject"},
+                 .choices = choices_of(kPartitionHows),
                  .meaning = "blackhole: packets vanish and requests hang; reject: connections "
                             "are refused"}},
      .colour = "#9333ea",
@@ -193,7 +202,7 @@ const std::array<FaultKindInfo, kFaultKindCount> kFaultKinds = {{
      .instant = true,
      .params = {{.name = "mode",
                  .type = ParamType::Choice,
-                 .choices = {"sentinel", "manual"},
+                 .choices = choices_of(kFailoverModes),
                  .meaning = "sentinel: kill the master and let Sentinel promote; manual: "
                             "REPLICAOF NO ONE, and the other replicas follow the new master",
                  .choice_needs = {Need::Sentinels, Needs()},
@@ -203,7 +212,7 @@ const std::array<FaultKindInfo, kFaultKindCount> kFaultKinds = {{
      .meaning = "node 0's master is replaced by one of its replicas (the first, or the one in "
                 "`nodes`: manual mode only)",
      .explore_weight = 2},
-}};
+});
 
 static_assert(kFaultKindCount == static_cast<size_t>(FaultKind::Failover) + 1,
               "kFaultKindCount must count every FaultKind");
@@ -211,29 +220,27 @@ static_assert(kFaultKindCount == static_cast<size_t>(FaultKind::Failover) + 1,
 }  // namespace
 
 std::span<const FaultKindInfo> fault_kinds() {
-  return kFaultKinds;
+  return kFaultKinds.rows();
 }
 
 const FaultKindInfo& info(FaultKind kind) {
-  return kFaultKinds.at(static_cast<size_t>(kind));
+  return kFaultKinds[kind];
+}
+
+std::string_view name(FaultKind kind) {
+  return kFaultKinds.name(kind);
 }
 
 std::optional<FaultKind> fault_kind_named(std::string_view name) {
-  for (const auto& row : kFaultKinds)
-    if (row.name == name) return row.kind;
-  return std::nullopt;
+  return kFaultKinds.named(name);
 }
 
 const FaultKindInfo* fault_kind_info(std::string_view name) {
-  for (const auto& row : kFaultKinds)
-    if (row.name == name) return &row;
-  return nullptr;
+  return kFaultKinds.find(name);
 }
 
 std::string fault_kind_names() {
-  std::string out;
-  for (const auto& row : kFaultKinds) out += (out.empty() ? "" : ", ") + std::string(row.name);
-  return out;
+  return kFaultKinds.list();
 }
 
 const FaultParam* find_param(FaultKind kind, std::string_view param) {
@@ -269,19 +276,7 @@ std::string_view need_meaning(Need need) {
 }
 
 std::string_view target_name(FaultTarget target) {
-  switch (target) {
-    case FaultTarget::Client:
-      return "client";
-    case FaultTarget::Server:
-      return "server";
-    case FaultTarget::Link:
-      return "link";
-    case FaultTarget::Replication:
-      return "replication";
-    case FaultTarget::Cluster:
-      return "cluster";
-  }
-  return "?";
+  return kFaultTargets.name(target);
 }
 
 std::string_view fault_colour(std::string_view name) {
