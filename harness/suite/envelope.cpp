@@ -349,9 +349,13 @@ double envelope_tolerance(const EnvelopeAxisInfo& axis, std::optional<double> bo
       if (!bound || late >= work) return std::abs(axis.harsh - axis.gentle);
       return *bound * work / (work - late) - *bound;
     }
-    default:
-      return late / lease;
+    case EnvelopeAxis::Pause:
+    case EnvelopeAxis::ServerClockJump:
+    case EnvelopeAxis::Delay:
+    case EnvelopeAxis::Partition:
+      break;
   }
+  return late / lease;
 }
 
 bool agrees(const EnvelopeAxisInfo& axis, const EnvelopePrediction& prediction,
