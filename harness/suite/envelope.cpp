@@ -138,24 +138,6 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
   return parse_scenario(document, "envelope-" + std::string(row.name) + ".json");
 }
 
-std::string_view envelope_outcome_name(EnvelopeOutcome outcome) {
-  switch (outcome) {
-    case EnvelopeOutcome::kBreaks:
-      return "breaks";
-    case EnvelopeOutcome::kNeverBreaks:
-      return "never-breaks";
-    case EnvelopeOutcome::kBreaksWithoutFault:
-      return "breaks-without-fault";
-    case EnvelopeOutcome::kNotApplicable:
-      return "not-applicable";
-    case EnvelopeOutcome::kNotExercised:
-      return "not-exercised";
-    case EnvelopeOutcome::kError:
-      return "error";
-  }
-  return "error";
-}
-
 namespace {
 
 // One repeat of the search; appends its probes to `search`.
@@ -484,11 +466,13 @@ std::string describe(const json& cell, const EnvelopeAxisInfo& axis) {
   const std::string outcome = cell.value("outcome", "");
   auto text = [&](const json& v) { return v.is_number() ? size_text(axis, v.get<double>()) : "?"; };
   const std::string unit = axis.unit == EnvelopeUnit::Lease ? " leases" : "×";
-  if (outcome == "breaks")
+  if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks))
     return "breaks at " + text(cell["median"]) + unit + " (" + text(cell["min"]) + ".." +
            text(cell["max"]) + ")";
-  if (outcome == "never-breaks") return "never breaks up to " + size_text(axis, axis.harsh) + unit;
-  if (outcome == "breaks-without-fault") return "breaks without the fault";
+  if (outcome == envelope_outcome_name(EnvelopeOutcome::kNeverBreaks))
+    return "never breaks up to " + size_text(axis, axis.harsh) + unit;
+  if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaksWithoutFault))
+    return "breaks without the fault";
   return outcome + ": " + cell.value("error", json("")).dump();
 }
 
@@ -524,9 +508,11 @@ json totals_of(const std::vector<json>& cells) {
   int agree = 0, disagree = 0, explained = 0, unpredicted = 0, not_applicable = 0,
       not_exercised = 0, errors = 0;
   for (const auto& cell : cells) {
-    if (cell["outcome"] == "error") ++errors;
-    if (cell["outcome"] == "not-applicable") ++not_applicable;
-    if (cell["outcome"] == "not-exercised") ++not_exercised;
+    if (cell["outcome"] == json(envelope_outcome_name(EnvelopeOutcome::kError))) ++errors;
+    if (cell["outcome"] == json(envelope_outcome_name(EnvelopeOutcome::kNotApplicable)))
+      ++not_applicable;
+    if (cell["outcome"] == json(envelope_outcome_name(EnvelopeOutcome::kNotExercised)))
+      ++not_exercised;
     if (cell["agrees"] == true) ++agree;
     if (cell["agrees"] == false) ++disagree;
     if (cell["gap"].is_string()) ++explained;
