@@ -1,9 +1,9 @@
 // The one way the lab maps an enum to its words. A table is an array of rows,
 // one per enumerator, in enum order: row i holds the enumerator whose value
-// is i, which the table checks when it is built, at compile time for a
-// constexpr table. A row is a Word (the enumerator, its name, its meaning) or
-// any struct with such a key, a `name` and a `meaning`:
-//   WordTable<Row, &Row::kind, kCount> kRows({{…}, …}).
+// is i, and no two rows share a name, which the table checks when it is built
+// (at compile time for a constexpr table). A row is a Word (the enumerator,
+// its name, its meaning) or any struct with such a key, a `name` and a
+// `meaning`: WordTable<Row, &Row::kind, kCount> kRows({{…}, …}).
 //
 //   inline constexpr auto kColours = word_table<Colour>({
 //       {Colour::Red, "red", "the colour of danger"},
@@ -42,11 +42,14 @@ class WordTable {
   static_assert(std::is_enum_v<Enum>, "a word table is keyed by an enum");
 
   // Throws (and so does not compile, for a constexpr table) unless row i
-  // holds the enumerator i.
+  // holds the enumerator i and no two rows have the same name.
   constexpr explicit WordTable(const Row (&rows)[N]) : rows_(std::to_array(rows)) {
-    for (size_t i = 0; i < N; ++i)
+    for (size_t i = 0; i < N; ++i) {
       if (static_cast<size_t>(rows_[i].*Key) != i)
         throw "a word table's rows must be in enum order: row i holds the enumerator i";
+      for (size_t j = 0; j < i; ++j)
+        if (rows_[j].name == rows_[i].name) throw "a word table's names must be distinct";
+    }
   }
 
   static constexpr size_t size() { return N; }
