@@ -43,13 +43,12 @@ class WordTable {
 
   // Throws (and so does not compile, for a constexpr table) unless row i
   // holds the enumerator i and no two rows have the same name.
-  constexpr explicit WordTable(const Row (&rows)[N]) : rows_(std::to_array(rows)) {
-    for (size_t i = 0; i < N; ++i) {
-      if (static_cast<size_t>(rows_[i].*Key) != i)
-        throw "a word table's rows must be in enum order: row i holds the enumerator i";
-      for (size_t j = 0; j < i; ++j)
-        if (rows_[j].name == rows_[i].name) throw "a word table's names must be distinct";
-    }
+  constexpr explicit WordTable(const Row (&rows)[N]) : rows_(std::to_array(rows)) { check(); }
+  // The same from rows a function built (rows that hold vectors cannot be
+  // a constexpr table, but a function that builds them can be checked at
+  // compile time: static_assert(WordTable<…>::from(rows()).rows().size() == N)).
+  static constexpr WordTable from(std::array<Row, N> rows) {
+    return WordTable(std::move(rows), Built{});
   }
 
   static constexpr size_t size() { return N; }
@@ -91,6 +90,18 @@ class WordTable {
   }
 
  private:
+  struct Built {};
+  constexpr WordTable(std::array<Row, N> rows, Built) : rows_(std::move(rows)) { check(); }
+
+  constexpr void check() const {
+    for (size_t i = 0; i < N; ++i) {
+      if (static_cast<size_t>(rows_[i].*Key) != i)
+        throw "a word table's rows must be in enum order: row i holds the enumerator i";
+      for (size_t j = 0; j < i; ++j)
+        if (rows_[j].name == rows_[i].name) throw "a word table's names must be distinct";
+    }
+  }
+
   std::array<Row, N> rows_;
 };
 
