@@ -327,9 +327,7 @@ std::string fault_kinds_markdown() {
     for (const auto& p : row.params)
       for (size_t c = 0; c < p.choice_needs.size(); ++c)
         add(p.choice_needs[c], " (" + std::string(p.name) + " " + std::string(p.choices[c]) + ")");
-    const char* duration = row.duration == DurationRule::Required   ? "required"
-                           : row.duration == DurationRule::Optional ? "optional"
-                                                                    : "—";
+    const std::string duration(kDurationRules.name(row.duration));
     out += "| `" + std::string(row.name) + "` | " + std::string(target_name(row.target)) + " | " +
            duration + " | " + (row.undoable ? "yes" : "no") + " | " +
            (params.empty() ? "—" : params) + " | " + (needs.empty() ? "—" : needs) + " | " +

@@ -131,6 +131,11 @@ std::string_view need_meaning(Need need);
 
 // Whether `duration_ms` is required, allowed, or meaningless for a kind.
 enum class DurationRule { Required, Optional, None };
+inline constexpr auto kDurationRules = word_table<DurationRule>({
+    {DurationRule::Required, "required", "a fault of the kind must give duration_ms"},
+    {DurationRule::Optional, "optional", "it may give duration_ms, or last to the end of the run"},
+    {DurationRule::None, "—", "it has no duration_ms"},
+});
 
 enum class ParamType { Integer, Number, Choice };
 
