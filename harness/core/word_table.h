@@ -44,11 +44,18 @@ class WordTable {
   // Throws (and so does not compile, for a constexpr table) unless row i
   // holds the enumerator i and no two rows have the same name.
   constexpr explicit WordTable(const Row (&rows)[N]) : rows_(std::to_array(rows)) { check(); }
-  // The same from rows a function built (rows that hold vectors cannot be
-  // a constexpr table, but a function that builds them can be checked at
-  // compile time: static_assert(WordTable<…>::from(rows()).rows().size() == N)).
-  static constexpr WordTable from(std::array<Row, N> rows) {
-    return WordTable(std::move(rows), Built{});
+  // The same from rows a function built, for rows that hold vectors (which
+  // cannot make a constexpr table: the check runs when the table is built).
+  static WordTable from(std::array<Row, N> rows) { return WordTable(std::move(rows), Built{}); }
+
+  // Whether row i holds the enumerator i and no two rows share a name.
+  static constexpr bool in_order(const std::array<Row, N>& rows) {
+    for (size_t i = 0; i < N; ++i) {
+      if (static_cast<size_t>(rows[i].*Key) != i) return false;
+      for (size_t j = 0; j < i; ++j)
+        if (rows[j].name == rows[i].name) return false;
+    }
+    return true;
   }
 
   static constexpr size_t size() { return N; }
@@ -94,12 +101,9 @@ class WordTable {
   constexpr WordTable(std::array<Row, N> rows, Built) : rows_(std::move(rows)) { check(); }
 
   constexpr void check() const {
-    for (size_t i = 0; i < N; ++i) {
-      if (static_cast<size_t>(rows_[i].*Key) != i)
-        throw "a word table's rows must be in enum order: row i holds the enumerator i";
-      for (size_t j = 0; j < i; ++j)
-        if (rows_[j].name == rows_[i].name) throw "a word table's names must be distinct";
-    }
+    if (!in_order(rows_))
+      throw "a word table's rows must be in enum order (row i holds the enumerator i), each "
+            "named once";
   }
 
   std::array<Row, N> rows_;

@@ -5,7 +5,7 @@
 // FORMAT.md and the reports read this table; nothing else lists the kinds.
 //
 // Adding a kind: one enumerator, one row in kFaultKinds (fault_kind.cpp, in
-// enum order, which is checked at compile time), and one case in
+// enum order, which is checked when the program starts), and one case in
 // Nemesis::start_fault's switch, which does not compile (-Werror=switch)
 // until the new kind is handled. No other switch over FaultKind exists
 // (tests/nemesis/fault_kind_test.cpp keeps it so).
