@@ -71,7 +71,6 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
       fault = {{"kind", std::string(locklab::name(FaultKind::ClockRate))},
                {"at_ms", 0},
                {"clients", {"c2"}},
-               ,
                {"rate", size}};
       break;
     case EnvelopeAxis::ClientClockSlow:
@@ -79,7 +78,6 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
       fault = {{"kind", std::string(locklab::name(FaultKind::ClockRate))},
                {"at_ms", 0},
                {"clients", {"c1"}},
-               ,
                {"rate", size}};
       break;
     case EnvelopeAxis::ServerClockJump:
@@ -94,7 +92,6 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
       wait += 4 * fault_ms;
       fault = {{"kind", std::string(locklab::name(FaultKind::Delay))},
                {"at_ms", 0},
-               ,
                {"clients", {"c1"}},
                {"delay_ms", fault_ms}};
       break;
