@@ -1,41 +1,44 @@
 #include "envelope_axis.h"
 
+#include "word_table.h"
+
 namespace locklab {
 
+namespace {
+
+// One row per axis, in enum order (the table checks it at compile time).
+constexpr WordTable<EnvelopeAxisInfo, &EnvelopeAxisInfo::axis, 6> kEnvelopeAxes({
+    {EnvelopeAxis::Pause, "pause", EnvelopeUnit::Lease, 0, 3, 0.02,
+     "c1 paused (stop-the-world) right before its write"},
+    {EnvelopeAxis::ClientClockFast, "client-clock-fast", EnvelopeUnit::Rate, 1, 8, 0.05,
+     "c2's clock runs fast from the start"},
+    {EnvelopeAxis::ClientClockSlow, "client-clock-slow", EnvelopeUnit::Rate, 1, 0.1, 0.02,
+     "c1's clock runs slow from the start"},
+    {EnvelopeAxis::ServerClockJump, "server-clock-jump", EnvelopeUnit::Lease, 0, 3, 0.02,
+     "node 0's clock jumps forward once c1 holds the lock"},
+    {EnvelopeAxis::Delay, "delay", EnvelopeUnit::Lease, 0, 1, 0.02,
+     "latency each way on c1's links to every node"},
+    {EnvelopeAxis::Partition, "partition", EnvelopeUnit::Lease, 0, 3, 0.02,
+     "c1's links go dark once it holds the lock"},
+});
+
+}  // namespace
+
 const std::vector<EnvelopeAxisInfo>& envelope_axes() {
-  static const std::vector<EnvelopeAxisInfo> axes = {
-      {EnvelopeAxis::Pause, "pause", EnvelopeUnit::Lease, 0, 3, 0.02,
-       "c1 paused (stop-the-world) right before its write"},
-      {EnvelopeAxis::ClientClockFast, "client-clock-fast", EnvelopeUnit::Rate, 1, 8, 0.05,
-       "c2's clock runs fast from the start"},
-      {EnvelopeAxis::ClientClockSlow, "client-clock-slow", EnvelopeUnit::Rate, 1, 0.1, 0.02,
-       "c1's clock runs slow from the start"},
-      {EnvelopeAxis::ServerClockJump, "server-clock-jump", EnvelopeUnit::Lease, 0, 3, 0.02,
-       "node 0's clock jumps forward once c1 holds the lock"},
-      {EnvelopeAxis::Delay, "delay", EnvelopeUnit::Lease, 0, 1, 0.02,
-       "latency each way on c1's links to every node"},
-      {EnvelopeAxis::Partition, "partition", EnvelopeUnit::Lease, 0, 3, 0.02,
-       "c1's links go dark once it holds the lock"},
-  };
+  static const std::vector<EnvelopeAxisInfo> axes(kEnvelopeAxes.begin(), kEnvelopeAxes.end());
   return axes;
 }
 
 const EnvelopeAxisInfo& info(EnvelopeAxis axis) {
-  for (const auto& row : envelope_axes())
-    if (row.axis == axis) return row;
-  return envelope_axes().front();  // unreachable: every axis has a row (tested)
+  return kEnvelopeAxes[axis];
 }
 
 std::optional<EnvelopeAxis> envelope_axis_named(std::string_view name) {
-  for (const auto& row : envelope_axes())
-    if (row.name == name) return row.axis;
-  return std::nullopt;
+  return kEnvelopeAxes.named(name);
 }
 
 std::string envelope_axis_names() {
-  std::string out;
-  for (const auto& row : envelope_axes()) out += (out.empty() ? "" : ", ") + std::string(row.name);
-  return out;
+  return kEnvelopeAxes.list();
 }
 
 const EnvelopePrediction* find_prediction(const EnvelopePredictions& predictions,

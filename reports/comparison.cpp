@@ -136,7 +136,7 @@ std::string refusals(const std::vector<const RunResult*>& runs) {
 }  // namespace
 
 std::string expected_words(const Expectation& e) {
-  if (e.verdict != Verdict::Violated) return "safe";
+  if (e.verdict != Verdict::Violated) return std::string(verdict_name(Verdict::Safe));
   std::string kinds;
   for (const auto& kind : e.kinds) {
     const auto known = violation_kind_named(kind);
@@ -147,7 +147,7 @@ std::string expected_words(const Expectation& e) {
     const auto known = overlap_class_named(c);
     classes += (classes.empty() ? "" : " or ") + (known ? std::string(info(*known).label) : c);
   }
-  return "violated" + (kinds.empty() ? "" : " (" + kinds + ")") +
+  return std::string(verdict_name(Verdict::Violated)) + (kinds.empty() ? "" : " (" + kinds + ")") +
          (classes.empty() ? "" : ", " + classes);
 }
 
@@ -383,14 +383,14 @@ std::string bound_text(const json& value) {
 std::string envelope_cell(const json& cell) {
   const std::string outcome = text_at(cell, "outcome");
   std::string out;
-  if (outcome == "breaks")
+  if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks))
     out = "**" + bound_text(cell["median"]) + "** (" + bound_text(cell["min"]) + "–" +
           bound_text(cell["max"]) + ")";
-  else if (outcome == "never-breaks")
+  else if (outcome == envelope_outcome_name(EnvelopeOutcome::kNeverBreaks))
     out = "never";
-  else if (outcome == "breaks-without-fault")
+  else if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaksWithoutFault))
     out = "0 (without the fault)";
-  else if (outcome == "not-applicable")
+  else if (outcome == envelope_outcome_name(EnvelopeOutcome::kNotApplicable))
     return "n/a";
   else
     out =
@@ -475,7 +475,8 @@ std::string envelope_markdown(const json& envelope) {
   std::string not_applicable;
   for (const auto& lock : locks)
     for (const auto& cell : cells)
-      if (text_at(cell, "lock") == lock && text_at(cell, "outcome") == "not-applicable") {
+      if (text_at(cell, "lock") == lock &&
+          text_at(cell, "outcome") == envelope_outcome_name(EnvelopeOutcome::kNotApplicable)) {
         not_applicable += "- `" + lock + "`: " + text_at(cell, "error") + "\n";
         break;
       }

@@ -85,49 +85,16 @@ std::string verdict_pill(std::string_view verdict, size_t times) {
 }
 
 std::string outcome_class(std::optional<RunOutcome> outcome) {
-  if (!outcome) return "none";
-  switch (*outcome) {
-    case RunOutcome::kMet:
-      return "met";
-    case RunOutcome::kUnmet:
-      return "not-met";
-    case RunOutcome::kNotExercised:
-      return "not-exercised";
-    case RunOutcome::kNotApplicable:
-      return "not-applicable";
-    case RunOutcome::kSaferThan:
-      return "safer";
-    case RunOutcome::kError:
-      return "failed";
-  }
-  return "none";
+  return outcome ? std::string(kRunOutcomes[*outcome].style) : "none";
 }
 
 std::string outcome_badge(std::optional<RunOutcome> outcome, const std::string& like) {
   std::string text = "no expectation", tip = "the scenario expects nothing of this run";
   if (outcome) {
-    switch (*outcome) {
-      case RunOutcome::kMet:
-        text = "✓ met", tip = "measured what the scenario expects";
-        break;
-      case RunOutcome::kUnmet:
-        text = "✗ UNMET", tip = "the expectation was NOT met";
-        break;
-      case RunOutcome::kNotExercised:
-        text = "⚠ NOT EXERCISED",
-        tip = "a fault never fired: the run did not play the scenario's story";
-        break;
-      case RunOutcome::kNotApplicable:
-        text = "not applicable", tip = "not run: the scenario does not apply to this lock";
-        break;
-      case RunOutcome::kSaferThan:
-        text = "✓ safer than " + (like.empty() ? std::string("the built-in") : like),
-        tip = "survived a story that breaks the built-in it stands in for";
-        break;
-      case RunOutcome::kError:
-        text = "✗ run failed", tip = "the run could not be completed";
-        break;
-    }
+    const RunOutcomeInfo& row = kRunOutcomes[*outcome];
+    text = std::string(row.badge), tip = std::string(row.tip);
+    if (*outcome == RunOutcome::kSaferThan)
+      text += " " + (like.empty() ? std::string("the built-in") : like);
   }
   return "<span class=\"expectation " + outcome_class(outcome) + "\" title=\"" + escape(tip) +
          "\">" + escape(text) + "</span>";

@@ -215,7 +215,7 @@ class Storyteller {
       const std::string targets = fault_targets(f);
       const std::string process = f.targets.size() == 1 ? f.targets[0] : "";
       const FaultKindInfo* info = fault_kind_info(f.kind);
-      if (f.kind == "pause" && !targets.empty()) {
+      if (f.kind == locklab::name(FaultKind::Pause) && !targets.empty()) {
         std::string text = "The nemesis pauses " + b(targets);
         if (f.ended) text += " for " + escape(format_duration(f.end_ns - f.start_ns));
         text += " at " + at_time(f.start_ns) + (f.ended ? "." : "; no end is recorded.");

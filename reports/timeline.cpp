@@ -187,7 +187,7 @@ class Builder {
         }
       }
     }
-    if (e.f == "crash-client")
+    if (e.f == locklab::name(FaultKind::CrashClient))
       for (const auto& target : fault.targets) {
         LaneState& state = lane(target);
         if (!state.lane.crashed_ns) state.lane.crashed_ns = e.time_ns;

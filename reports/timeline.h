@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "holds.h"
+#include "word_table.h"
 
 namespace locklab::reports {
 
@@ -43,6 +44,13 @@ enum class MarkKind {
   WriteAccepted,  // write ok: the protected resource took it
   WriteRejected,  // write fail: fencing rejected it
 };
+inline constexpr auto kMarkKinds = word_table<MarkKind>({
+    {MarkKind::AcquireFailed, "acquire failed", "acquire fail: definitely not acquired"},
+    {MarkKind::Refused, "refused (not owner)", "release/extend fail: the lock was no longer ours"},
+    {MarkKind::Unknown, "outcome unknown", "any info completion (timeout, lost reply)"},
+    {MarkKind::WriteAccepted, "write accepted", "write ok: the protected resource took it"},
+    {MarkKind::WriteRejected, "write rejected by fencing", "write fail: fencing rejected it"},
+});
 
 // One completed operation worth a symbol on the timeline.
 struct Mark {

@@ -78,19 +78,7 @@ std::string title(const std::string& text) {
 }
 
 const char* mark_name(MarkKind kind) {
-  switch (kind) {
-    case MarkKind::AcquireFailed:
-      return "acquire failed";
-    case MarkKind::Refused:
-      return "refused (not owner)";
-    case MarkKind::Unknown:
-      return "outcome unknown";
-    case MarkKind::WriteAccepted:
-      return "write accepted";
-    case MarkKind::WriteRejected:
-      return "write rejected by fencing";
-  }
-  return "";
+  return kMarkKinds.name(kind).data();  // a literal: terminated
 }
 
 // How many violations a picture with `budget` draws.

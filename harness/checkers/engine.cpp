@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "fault_kind.h"
+
 namespace locklab::checkers {
 
 using history::HistoryError;
@@ -184,7 +186,7 @@ void Engine::observe(const history::EventView& e) {
   }
   if (e.is_nemesis()) {
     for (Kind* kind : fault_kinds_) kind->on_fault(e, ref);
-    if (e.f == "crash-client")
+    if (e.f == locklab::name(FaultKind::CrashClient))
       for (auto target : e.targets) crash(processes_.intern(target), ref);
     return;
   }

@@ -14,6 +14,7 @@
 #include <deque>
 
 #include "engine.h"
+#include "fault_kind.h"
 #include "violation_kind.h"
 
 namespace locklab::checkers {
@@ -93,7 +94,7 @@ class Liveness final : public Kind {
     using Phase = history::EventView::Phase;
     // A crash-client is over once done (FORMAT.md): its process is dead, the
     // lock is not hindered by it.
-    if (e.phase == Phase::Start && !e.moment && e.f != "crash-client") {
+    if (e.phase == Phase::Start && !e.moment && e.f != locklab::name(FaultKind::CrashClient)) {
       windows_.push_back({std::string(e.f), e.fault, ref, Ref{}});
     } else if (e.phase == Phase::End) {
       // The end of the earliest window still open of the same fault (its

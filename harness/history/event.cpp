@@ -7,34 +7,11 @@
 namespace locklab::history {
 
 const char* to_string(Type type) {
-  switch (type) {
-    case Type::Invoke:
-      return "invoke";
-    case Type::Ok:
-      return "ok";
-    case Type::Fail:
-      return "fail";
-    case Type::Info:
-      return "info";
-  }
-  return "info";
+  return kTypes.name(type).data();  // a literal: terminated
 }
 
 std::optional<Type> parse_type(std::string_view text) {
-  // Every line has a type: by length first, then one comparison.
-  switch (text.size()) {
-    case 2:
-      if (text == "ok") return Type::Ok;
-      break;
-    case 4:
-      if (text == "fail") return Type::Fail;
-      if (text == "info") return Type::Info;
-      break;
-    case 6:
-      if (text == "invoke") return Type::Invoke;
-      break;
-  }
-  return std::nullopt;
+  return kTypes.named(text);
 }
 
 nlohmann::ordered_json to_json(const Event& e) {

@@ -6,9 +6,19 @@
 #include <optional>
 #include <string>
 
+#include "word_table.h"
+
 namespace locklab::history {
 
 enum class Type { Invoke, Ok, Fail, Info };
+
+// Every type's word, as a history's lines spell it.
+inline constexpr auto kTypes = word_table<Type>({
+    {Type::Invoke, "invoke", "an operation starts"},
+    {Type::Ok, "ok", "the operation took effect"},
+    {Type::Fail, "fail", "the operation definitely did not take effect"},
+    {Type::Info, "info", "the outcome is unknown, or the event is the nemesis's"},
+});
 
 const char* to_string(Type type);
 // Parses "invoke"/"ok"/"fail"/"info"; nullopt otherwise.

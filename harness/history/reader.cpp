@@ -7,6 +7,8 @@
 #include <memory>
 #include <span>
 
+#include "fault_kind.h"
+
 #ifdef LOCKLAB_HAVE_SIMDJSON
 #include <simdjson.h>
 #endif
@@ -162,7 +164,7 @@ void clear_value_fields(EventView& view) {
 }
 
 bool is_crash_client(std::string_view process, std::string_view f) {
-  return equals(process, "nemesis") && equals(f, "crash-client");
+  return equals(process, "nemesis") && f == locklab::name(FaultKind::CrashClient);
 }
 
 const char* kTargetsRule =

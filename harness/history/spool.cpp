@@ -123,22 +123,21 @@ class Cursor {
       switch (get<EntryForm>()) {
         case EntryForm::Integer:
           object[key] = get<int64_t>();
-          break;
+          continue;
         case EntryForm::Unsigned:
           object[key] = get<uint64_t>();
-          break;
+          continue;
         case EntryForm::String:
           object[key] = string();
-          break;
+          continue;
         case EntryForm::False:
           object[key] = false;
-          break;
+          continue;
         case EntryForm::True:
           object[key] = true;
-          break;
-        default:
-          throw std::runtime_error(path_.string() + ": a spooled value is of no known form");
+          continue;
       }
+      throw std::runtime_error(path_.string() + ": a spooled value is of no known form");
     }
     return object;
   }

@@ -20,12 +20,18 @@ std::string ordinal(int n) {
   return std::to_string(n) + suffix;
 }
 
-// The field holding the choice parameter `param` of `fault` (const or not).
-template <typename SomeFault>
-auto& choice_field(SomeFault& fault, std::string_view param) {
-  if (param == "how") return fault.how;
-  if (param == "mode") return fault.mode;
+[[noreturn]] void not_a_choice(std::string_view param) {
   throw std::invalid_argument("\"" + std::string(param) + "\" is not a choice of a fault");
+}
+
+// Sets `field` to the value of `table` named `value`.
+template <typename Table, typename Enum>
+void set_named(const Table& table, Enum& field, std::string_view param, std::string_view value) {
+  const auto named = table.named(value);
+  if (!named)
+    throw std::invalid_argument("\"" + std::string(value) + "\" is not a " + std::string(param) +
+                                " (" + table.list() + ")");
+  field = *named;
 }
 
 }  // namespace
@@ -56,12 +62,19 @@ bool Fault::applies_to(std::string_view algorithm) const {
          std::find(algorithms.begin(), algorithms.end(), algorithm) != algorithms.end();
 }
 
-const std::string& Fault::choice(std::string_view param) const {
-  return choice_field(*this, param);
+std::string Fault::choice(std::string_view param) const {
+  if (param == "how") return std::string(kPartitionHows.name(how));
+  if (param == "mode") return std::string(kFailoverModes.name(mode));
+  not_a_choice(param);
 }
 
-void Fault::set_choice(std::string_view param, std::string value) {
-  choice_field(*this, param) = std::move(value);
+void Fault::set_choice(std::string_view param, std::string_view value) {
+  if (param == "how")
+    set_named(kPartitionHows, how, param, value);
+  else if (param == "mode")
+    set_named(kFailoverModes, mode, param, value);
+  else
+    not_a_choice(param);
 }
 
 std::optional<double> Fault::number(std::string_view param) const {

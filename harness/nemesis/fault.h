@@ -40,12 +40,12 @@ struct Fault {
   int64_t delta_ms = 0;
   double rate = 1.0;
   int64_t delay_ms = 0, jitter_ms = 0;
-  std::string how = "blackhole";
+  PartitionHow how = PartitionHow::Blackhole;
   std::optional<int64_t> restart_after_ms;
-  std::string mode = "sentinel";
+  FailoverMode mode = FailoverMode::Sentinel;
 
   // The kind's name ("pause", …).
-  std::string_view name() const { return info(kind).name; }
+  std::string_view name() const { return locklab::name(kind); }
 
   // What it needs of a run: its kind's needs and its choices' (a Sentinel failover needs
   // Sentinels).
@@ -62,10 +62,12 @@ struct Fault {
   // for no built-in algorithm: only faults without an algorithm list).
   bool applies_to(std::string_view algorithm) const;
 
-  // The value of the choice parameter `param` ("how", "mode"). Throws
-  // std::invalid_argument when `param` is not a choice of a fault.
-  const std::string& choice(std::string_view param) const;
-  void set_choice(std::string_view param, std::string value);
+  // The name of the value of the choice parameter `param` ("how", "mode").
+  // Throws std::invalid_argument when `param` is not a choice of a fault.
+  std::string choice(std::string_view param) const;
+  // Sets it to the value named `value`. Throws std::invalid_argument when
+  // `param` is not a choice of a fault, or `value` is none of its choices.
+  void set_choice(std::string_view param, std::string_view value);
 
   // The numeric parameter `param` ("at_ms", "duration_ms" or one of the
   // kind's), as a double; nullopt when it is not set.

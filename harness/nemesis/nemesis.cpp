@@ -240,8 +240,8 @@ Nemesis::Action Nemesis::start_fault(const Firing& firing) {
     case FaultKind::CutReplication:
       return start_replication_cut(firing);
     case FaultKind::Failover:
-      return firing.fault.mode == "manual" ? start_manual_failover(firing)
-                                           : start_sentinel_failover(firing);
+      return firing.fault.mode == FailoverMode::Manual ? start_manual_failover(firing)
+                                                       : start_sentinel_failover(firing);
   }
   return {};
 }
@@ -373,7 +373,7 @@ std::vector<NetworkLink*> Nemesis::links_of(const Firing& firing) {
 Nemesis::Action Nemesis::start_partition(const Firing& firing) {
   const std::vector<NetworkLink*> links = links_of(firing);
   for (NetworkLink* link : links) {
-    if (firing.fault.how == "reject")
+    if (firing.fault.how == PartitionHow::Reject)
       link->reject();
     else
       link->blackhole();

@@ -14,9 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kNames[] = {"met",        "unmet", "not-exercised", "not-applicable",
-                                  "safer-than", "error"};
-
 using Fields = JsonFields<ResultsError>;
 
 // The verdict at `key`; a word this reader does not know (a newer file) is Unknown.
@@ -194,16 +191,6 @@ std::string joined(const std::vector<std::string>& items, const std::string& sep
 }
 
 }  // namespace
-
-std::string_view outcome_name(RunOutcome outcome) {
-  return kNames[size_t(outcome)];
-}
-
-std::optional<RunOutcome> outcome_named(std::string_view name) {
-  for (RunOutcome outcome : kOutcomes)
-    if (outcome_name(outcome) == name) return outcome;
-  return std::nullopt;
-}
 
 bool passes(RunOutcome outcome) {
   return outcome == RunOutcome::kMet || outcome == RunOutcome::kSaferThan ||

@@ -22,6 +22,7 @@
 
 #include "checkers.h"
 #include "expectation.h"
+#include "outcome.h"
 
 namespace locklab {
 
@@ -37,28 +38,6 @@ struct FaultFiring {
 
   bool operator==(const FaultFiring&) const = default;
 };
-
-// How a run stands against what its scenario expects of it.
-enum class RunOutcome {
-  kMet,            // it measured what the expectation predicts
-  kUnmet,          // it measured something the expectation rules out
-  kNotExercised,   // some fault never fired: the story was not played, whatever was measured
-  kNotApplicable,  // the cell was not run; RunResult::not_applicable says why
-  kSaferThan,      // a lock standing in for a built-in survived a story that breaks the built-in
-  kError,          // the run could not be completed
-};
-
-// Every outcome, in the order displays list them.
-inline constexpr RunOutcome kOutcomes[] = {RunOutcome::kMet,           RunOutcome::kSaferThan,
-                                           RunOutcome::kNotApplicable, RunOutcome::kNotExercised,
-                                           RunOutcome::kUnmet,         RunOutcome::kError};
-
-// The outcome's name in results.json: "met", "unmet", "not-exercised",
-// "not-applicable", "safer-than" or "error".
-std::string_view outcome_name(RunOutcome outcome);
-
-// The outcome named `name` (as outcome_name() spells it); nullopt for any other text.
-std::optional<RunOutcome> outcome_named(std::string_view name);
 
 // Whether a run with `outcome` passes: met, safer-than and not-applicable
 // do; unmet, not-exercised and error fail.

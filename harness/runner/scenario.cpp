@@ -28,10 +28,12 @@ Expectation parse_expectation(const json& value, const std::string& path,
                               const std::filesystem::path& file) {
   Fields f = fields_of(value, file, path);
   Expectation e;
-  const std::string verdict = f.text("verdict").value_or("safe");
+  const std::string verdict = f.text("verdict").value_or(std::string(verdict_name(Verdict::Safe)));
   const std::optional<Verdict> named = verdict_named(verdict);
   if (named != Verdict::Safe && named != Verdict::Violated)
-    f.fail(f.path("verdict"), "must be \"safe\" or \"violated\", got \"" + verdict + "\"");
+    f.fail(f.path("verdict"), "must be \"" + std::string(verdict_name(Verdict::Safe)) + "\" or \"" +
+                                  std::string(verdict_name(Verdict::Violated)) + "\", got \"" +
+                                  verdict + "\"");
   e.verdict = *named;
   e.kinds = f.texts("kinds").value_or(std::vector<std::string>{});
   e.absent = f.texts("absent").value_or(std::vector<std::string>{});

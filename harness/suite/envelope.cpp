@@ -13,10 +13,12 @@
 
 #include "atomic_file.h"
 #include "boundary_search.h"
+#include "fault_kind.h"
 #include "lock.h"
 #include "matrix.h"
 #include "results.h"
 #include "version.h"
+#include "violation_kind.h"
 
 namespace locklab::suite {
 
@@ -57,7 +59,7 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
   json fault = json::object();
   switch (axis) {
     case EnvelopeAxis::Pause:
-      fault = {{"kind", "pause"},
+      fault = {{"kind", std::string(locklab::name(FaultKind::Pause))},
                {"when", {{"client", "c1"}, {"step", "before-write"}}},
                {"duration_ms", fault_ms}};
       wait += fault_ms;
@@ -66,14 +68,20 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
       // c2's wait runs on its fast clock: it must still be waiting when
       // the lease ends in real time.
       wait = std::llround(3 * double(lease) * std::max(1.0, size));
-      fault = {{"kind", "clock-rate"}, {"at_ms", 0}, {"clients", {"c2"}}, {"rate", size}};
+      fault = {{"kind", std::string(locklab::name(FaultKind::ClockRate))},
+               {"at_ms", 0},
+               {"clients", {"c2"}},
+               {"rate", size}};
       break;
     case EnvelopeAxis::ClientClockSlow:
       wait += std::llround(double(work) / std::max(size, 0.01));
-      fault = {{"kind", "clock-rate"}, {"at_ms", 0}, {"clients", {"c1"}}, {"rate", size}};
+      fault = {{"kind", std::string(locklab::name(FaultKind::ClockRate))},
+               {"at_ms", 0},
+               {"clients", {"c1"}},
+               {"rate", size}};
       break;
     case EnvelopeAxis::ServerClockJump:
-      fault = {{"kind", "server-clock-jump"},
+      fault = {{"kind", std::string(locklab::name(FaultKind::ServerClockJump))},
                {"when", {{"client", "c1"}, {"step", "acquired"}}},
                {"nodes", {0}},
                {"delta_ms", fault_ms}};
@@ -82,12 +90,15 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
       // c2 must not reach the server before c1's first request does.
       head_start += 3 * fault_ms / 2;
       wait += 4 * fault_ms;
-      fault = {{"kind", "delay"}, {"at_ms", 0}, {"clients", {"c1"}}, {"delay_ms", fault_ms}};
+      fault = {{"kind", std::string(locklab::name(FaultKind::Delay))},
+               {"at_ms", 0},
+               {"clients", {"c1"}},
+               {"delay_ms", fault_ms}};
       break;
     case EnvelopeAxis::Partition:
       work = lease_ms(kEnvelopePartitionWork);
       wait += work + fault_ms + 1000;  // a release lost in the dark waits a command timeout
-      fault = {{"kind", "partition"},
+      fault = {{"kind", std::string(locklab::name(FaultKind::Partition))},
                {"when", {{"client", "c1"}, {"step", "acquired"}}},
                {"clients", {"c1"}},
                {"duration_ms", fault_ms}};
@@ -96,7 +107,7 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
   const int64_t duration = head_start + wait + 2000;
   if (fault.contains("at_ms") && !fault.contains("duration_ms"))
     fault["duration_ms"] = duration - 1;
-  json faults = json::array({{{"kind", "pause"},
+  json faults = json::array({{{"kind", std::string(locklab::name(FaultKind::Pause))},
                               {"at_ms", 0},
                               {"clients", {"c2"}},
                               {"duration_ms", head_start},
@@ -122,24 +133,6 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
                    {"algorithms", {"all"}},
                    {"faults", faults}};
   return parse_scenario(document, "envelope-" + std::string(row.name) + ".json");
-}
-
-std::string_view envelope_outcome_name(EnvelopeOutcome outcome) {
-  switch (outcome) {
-    case EnvelopeOutcome::kBreaks:
-      return "breaks";
-    case EnvelopeOutcome::kNeverBreaks:
-      return "never-breaks";
-    case EnvelopeOutcome::kBreaksWithoutFault:
-      return "breaks-without-fault";
-    case EnvelopeOutcome::kNotApplicable:
-      return "not-applicable";
-    case EnvelopeOutcome::kNotExercised:
-      return "not-exercised";
-    case EnvelopeOutcome::kError:
-      return "error";
-  }
-  return "error";
 }
 
 namespace {
@@ -335,9 +328,13 @@ double envelope_tolerance(const EnvelopeAxisInfo& axis, std::optional<double> bo
       if (!bound || late >= work) return std::abs(axis.harsh - axis.gentle);
       return *bound * work / (work - late) - *bound;
     }
-    default:
-      return late / lease;
+    case EnvelopeAxis::Pause:
+    case EnvelopeAxis::ServerClockJump:
+    case EnvelopeAxis::Delay:
+    case EnvelopeAxis::Partition:
+      break;
   }
+  return late / lease;
 }
 
 bool agrees(const EnvelopeAxisInfo& axis, const EnvelopePrediction& prediction,
@@ -397,7 +394,8 @@ EnvelopeRun play(const CellRunner& run_cell, const LockUnderTest& lock,
   out.kinds = found_kinds(run);
   if (run.stats) out.holds = int(run.stats->acquires_ok);
   out.broken = out.error.empty() && out.not_applicable.empty() && out.not_exercised.empty() &&
-               std::count(out.kinds.begin(), out.kinds.end(), "mutual-exclusion") > 0;
+               std::count(out.kinds.begin(), out.kinds.end(),
+                          locklab::name(ViolationKind::MutualExclusion)) > 0;
   const std::string history = run.history.empty() ? lock.name + "/history.jsonl" : run.history;
   out.detail = {{"seed", seed},
                 {"broken", out.broken},
@@ -465,11 +463,13 @@ std::string describe(const json& cell, const EnvelopeAxisInfo& axis) {
   const std::string outcome = cell.value("outcome", "");
   auto text = [&](const json& v) { return v.is_number() ? size_text(axis, v.get<double>()) : "?"; };
   const std::string unit = axis.unit == EnvelopeUnit::Lease ? " leases" : "×";
-  if (outcome == "breaks")
+  if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks))
     return "breaks at " + text(cell["median"]) + unit + " (" + text(cell["min"]) + ".." +
            text(cell["max"]) + ")";
-  if (outcome == "never-breaks") return "never breaks up to " + size_text(axis, axis.harsh) + unit;
-  if (outcome == "breaks-without-fault") return "breaks without the fault";
+  if (outcome == envelope_outcome_name(EnvelopeOutcome::kNeverBreaks))
+    return "never breaks up to " + size_text(axis, axis.harsh) + unit;
+  if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaksWithoutFault))
+    return "breaks without the fault";
   return outcome + ": " + cell.value("error", json("")).dump();
 }
 
@@ -505,9 +505,11 @@ json totals_of(const std::vector<json>& cells) {
   int agree = 0, disagree = 0, explained = 0, unpredicted = 0, not_applicable = 0,
       not_exercised = 0, errors = 0;
   for (const auto& cell : cells) {
-    if (cell["outcome"] == "error") ++errors;
-    if (cell["outcome"] == "not-applicable") ++not_applicable;
-    if (cell["outcome"] == "not-exercised") ++not_exercised;
+    if (cell["outcome"] == json(envelope_outcome_name(EnvelopeOutcome::kError))) ++errors;
+    if (cell["outcome"] == json(envelope_outcome_name(EnvelopeOutcome::kNotApplicable)))
+      ++not_applicable;
+    if (cell["outcome"] == json(envelope_outcome_name(EnvelopeOutcome::kNotExercised)))
+      ++not_exercised;
     if (cell["agrees"] == true) ++agree;
     if (cell["agrees"] == false) ++disagree;
     if (cell["gap"].is_string()) ++explained;

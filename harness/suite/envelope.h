@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "envelope_axis.h"
+#include "outcome.h"
 #include "plan.h"
 #include "runner.h"
 #include "scenario.h"
@@ -53,20 +54,6 @@ struct EnvelopeRun {
 
 // Plays the story at `size` once; `run` counts the runs of this search from 1.
 using PlayEnvelope = std::function<EnvelopeRun(double size, int run)>;
-
-// The answer of one search (one repeat) or of all repeats together.
-enum class EnvelopeOutcome {
-  kBreaks,              // broken at `breaking`, safe at `last_safe`
-  kNeverBreaks,         // safe at the harsh end of the axis
-  kBreaksWithoutFault,  // broken at the gentle end: the story breaks it with no fault
-  kNotApplicable,       // the lock cannot be told the story
-  kNotExercised,        // a run did not play the story: one of its faults never fired
-  kError,
-};
-
-// "breaks", "never-breaks", "breaks-without-fault", "not-applicable",
-// "not-exercised", "error".
-std::string_view envelope_outcome_name(EnvelopeOutcome outcome);
 
 struct EnvelopeProbe {
   double size = 0;

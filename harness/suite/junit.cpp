@@ -183,7 +183,8 @@ JunitCase junit_case(const CellSummary& cell, const std::vector<RunResult>& runs
   test.name = cell.algorithm;
   test.seconds = cell.seconds;
 
-  JunitProblem error{"infrastructure", "", ""}, failure{"not-exercised", "", ""};
+  JunitProblem error{"infrastructure", "", ""},
+      failure{std::string(outcome_name(RunOutcome::kNotExercised)), "", ""};
   int errors = 0, misses = 0;
   size_t not_applicable = 0;
   std::optional<std::string> skip_reason;

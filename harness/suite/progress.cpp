@@ -50,9 +50,12 @@ std::string progress_line(size_t done, size_t total, const std::string& label, c
       return line + "safer than " + run.like.value_or("the built-in") + " " + time;
     case RunOutcome::kNotExercised:
       return line + "NOT EXERCISED " + time + " — " + unmet_reason(run);
-    default:
-      return line + "NOT MET " + time + " — " + unmet_reason(run);
+    case RunOutcome::kUnmet:
+    case RunOutcome::kError:
+    case RunOutcome::kNotApplicable:
+      break;
   }
+  return line + "NOT MET " + time + " — " + unmet_reason(run);
 }
 
 Progress::Progress(std::ostream& out, bool live, size_t total)

@@ -161,8 +161,8 @@ CellSummary summarize_cell(const std::string& scenario, const std::vector<RunRes
       cell.runs_harmful += harm.harmful();
       for (const auto& [name, n] : harm.overlaps) cell.overlap_runs[name] += n > 0;
     }
-    cell.verdicts.push_back(failed    ? "error"
-                            : not_run ? "not-applicable"
+    cell.verdicts.push_back(failed    ? std::string(outcome_name(RunOutcome::kError))
+                            : not_run ? std::string(outcome_name(RunOutcome::kNotApplicable))
                                       : std::string(verdict_name(run.verdict)));
     cell.seeds.push_back(run.seed);
     cell.seconds += run.seconds.value_or(0.0);

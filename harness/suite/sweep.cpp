@@ -252,13 +252,13 @@ json run_sweep(const Scenario& scenario, const SweepOptions& options, const Cell
     switch (result.outcome) {
       case SearchOutcome::kBreaks:
       case SearchOutcome::kBreaksAtGentle:
-        entry["outcome"] = "breaks";
+        entry["outcome"] = envelope_outcome_name(EnvelopeOutcome::kBreaks);
         break;
       case SearchOutcome::kNeverBreaks:
-        entry["outcome"] = "never-breaks";
+        entry["outcome"] = envelope_outcome_name(EnvelopeOutcome::kNeverBreaks);
         break;
       case SearchOutcome::kStopped:
-        entry["outcome"] = "error", status = 2;
+        entry["outcome"] = envelope_outcome_name(EnvelopeOutcome::kError), status = 2;
         break;
     }
     entry["breaking_value"] = result.breaking ? json(*result.breaking) : json();
@@ -292,12 +292,13 @@ std::string sweep_table(const json& sweep) {
     out += "  " + entry.value("algorithm", "") + ttl;
     const std::string outcome = entry.value("outcome", "");
     const size_t probes = entry.value("probes", json::array()).size();
-    if (outcome == "never-breaks") {
+    if (outcome == envelope_outcome_name(EnvelopeOutcome::kNeverBreaks)) {
       out += "never breaks in range (safe at " + param + " = " + text(sweep["to"]) + ")";
-    } else if (outcome == "breaks" && entry["last_safe_value"].is_null()) {
+    } else if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks) &&
+               entry["last_safe_value"].is_null()) {
       out += "breaks already at " + param + " = " + text(entry["breaking_value"]) +
              " (the lower end of the range)";
-    } else if (outcome == "breaks") {
+    } else if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks)) {
       out += "breaks at " + param + " ≥ " + text(entry["breaking_value"]) + " (safe at " +
              text(entry["last_safe_value"]) + ")";
     } else {

@@ -138,12 +138,12 @@ TEST(Generator, FailoversStayManualWhereSentinelCannotBeAsked) {
   space.fault_kinds = {FaultKind::Failover};
   std::set<std::string> modes;
   for (uint64_t i = 0; i < 40; ++i)
-    for (const Fault& f : generate(space, 4, i).faults) modes.insert(f.mode);
+    for (const Fault& f : generate(space, 4, i).faults) modes.insert(f.choice("mode"));
   EXPECT_EQ(modes, (std::set<std::string>{"manual", "sentinel"}));
   space.sentinel_failovers = false;
   for (uint64_t i = 0; i < 40; ++i) {
     const Scenario s = generate(space, 4, i);
-    for (const Fault& f : s.faults) EXPECT_EQ(f.mode, "manual");
+    for (const Fault& f : s.faults) EXPECT_EQ(f.mode, FailoverMode::Manual);
     EXPECT_EQ(s.topology.sentinels, 0);
   }
 }

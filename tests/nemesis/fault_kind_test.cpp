@@ -141,10 +141,10 @@ TEST(FaultKinds, EveryRowSaysWhatItNeedsAndHowExploreDrawsIt) {
 TEST(FaultKinds, AFaultNeedsWhatItsKindAndItsChoicesNeed) {
   Fault failover;
   failover.kind = FaultKind::Failover;
-  failover.mode = "manual";
+  failover.mode = FailoverMode::Manual;
   EXPECT_EQ(failover.needs(), Need::Replica | Need::Promotion | Need::ClientLinks);
   failover.set_choice("mode", "sentinel");
-  EXPECT_EQ(failover.mode, "sentinel");
+  EXPECT_EQ(failover.mode, FailoverMode::Sentinel);
   EXPECT_EQ(failover.needs(),
             Need::Replica | Need::Promotion | Need::ClientLinks | Need::Sentinels);
   Fault pause;
@@ -155,6 +155,7 @@ TEST(FaultKinds, AFaultNeedsWhatItsKindAndItsChoicesNeed) {
   EXPECT_EQ(needs_of({pause, jump, failover}).without(Need::Sentinels),
             Need::ServerClock | Need::Replica | Need::Promotion | Need::ClientLinks);
   EXPECT_THROW(pause.set_choice("rate", "x"), std::invalid_argument);
+  EXPECT_THROW(failover.set_choice("mode", "x"), std::invalid_argument);
 }
 
 }  // namespace

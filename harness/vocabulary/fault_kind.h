@@ -4,8 +4,9 @@
 // nemesis, the target's availability check, explore, sweep, the history's
 // FORMAT.md and the reports read this table; nothing else lists the kinds.
 //
-// Adding a kind: one enumerator, one row in kFaultKinds (fault_kind.cpp), and
-// one case in Nemesis::start_fault's switch, which does not compile (-Werror=switch)
+// Adding a kind: one enumerator, one row in kFaultKinds (fault_kind.cpp, in
+// enum order, which is checked when the program starts), and one case in
+// Nemesis::start_fault's switch, which does not compile (-Werror=switch)
 // until the new kind is handled. No other switch over FaultKind exists
 // (tests/nemesis/fault_kind_test.cpp keeps it so).
 #pragma once
@@ -16,6 +17,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "word_table.h"
 
 namespace locklab {
 
@@ -37,6 +40,27 @@ enum class FaultKind {
 };
 inline constexpr size_t kFaultKindCount = 14;
 
+// How a partition stops traffic: its `how`.
+enum class PartitionHow {
+  Blackhole,  // packets vanish and requests hang
+  Reject,     // connections are refused
+};
+inline constexpr auto kPartitionHows = word_table<PartitionHow>({
+    {PartitionHow::Blackhole, "blackhole", "packets vanish and requests hang"},
+    {PartitionHow::Reject, "reject", "connections are refused"},
+});
+
+// How a failover replaces node 0's master: its `mode`.
+enum class FailoverMode {
+  Sentinel,  // kill the master and let Sentinel promote
+  Manual,    // REPLICAOF NO ONE, and the other replicas follow the new master
+};
+inline constexpr auto kFailoverModes = word_table<FailoverMode>({
+    {FailoverMode::Sentinel, "sentinel", "kill the master and let Sentinel promote"},
+    {FailoverMode::Manual, "manual",
+     "REPLICAOF NO ONE, and the other replicas follow the new master"},
+});
+
 // What a fault acts on; decides which of `clients` / `nodes` it reads.
 enum class FaultTarget {
   Client,       // clients (`clients`; empty = every client, or the trigger client)
@@ -46,6 +70,13 @@ enum class FaultTarget {
                 // empty = all)
   Cluster,      // node 0's master group as a whole (`nodes`: the one replica promoted)
 };
+inline constexpr auto kFaultTargets = word_table<FaultTarget>({
+    {FaultTarget::Client, "client", "clients"},
+    {FaultTarget::Server, "server", "servers"},
+    {FaultTarget::Link, "link", "the client × server links"},
+    {FaultTarget::Replication, "replication", "the replication links of node 0's replicas"},
+    {FaultTarget::Cluster, "cluster", "node 0's master group as a whole"},
+});
 
 // What a fault needs of a run beyond clients and a server to talk to. The
 // run's plan provides it (servers under the clock shim, links through fault
@@ -100,6 +131,11 @@ std::string_view need_meaning(Need need);
 
 // Whether `duration_ms` is required, allowed, or meaningless for a kind.
 enum class DurationRule { Required, Optional, None };
+inline constexpr auto kDurationRules = word_table<DurationRule>({
+    {DurationRule::Required, "required", "a fault of the kind must give duration_ms"},
+    {DurationRule::Optional, "optional", "it may give duration_ms, or last to the end of the run"},
+    {DurationRule::None, "—", "it has no duration_ms"},
+});
 
 enum class ParamType { Integer, Number, Choice };
 
@@ -160,6 +196,9 @@ std::span<const FaultKindInfo> fault_kinds();
 
 // The row of `kind`.
 const FaultKindInfo& info(FaultKind kind);
+
+// The name of `kind` ("crash-client"), as scenarios and histories spell it.
+std::string_view name(FaultKind kind);
 
 // The kind named `name`, or nullopt.
 std::optional<FaultKind> fault_kind_named(std::string_view name);

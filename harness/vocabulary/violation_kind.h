@@ -4,8 +4,9 @@
 // nothing else lists the kinds or spells their names.
 //
 // Adding a kind: one enumerator, one row in kViolationKinds
-// (violation_kind.cpp), and its checker; every switch over ViolationKind
-// fails to compile (-Werror=switch) until it handles the new kind.
+// (violation_kind.cpp, in enum order, which the table checks at compile
+// time), and its checker; every switch over ViolationKind fails to compile
+// (-Werror=switch) until it handles the new kind.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "word_table.h"
 
 namespace locklab {
 
@@ -108,11 +111,24 @@ enum class Verdict {
   Error,     // a document that predates verdicts: the run failed
 };
 
+// Every verdict's words, in enum order.
+inline constexpr auto kVerdicts = word_table<Verdict>({
+    {Verdict::Safe, "safe", "the history shows no violation"},
+    {Verdict::Violated, "violated", "the history shows at least one violation"},
+    {Verdict::Unknown, "unknown",
+     "there is no check: the run did not complete, or recorded nothing"},
+    {Verdict::Error, "error", "a document that predates verdicts: the run failed"},
+});
+
 // "safe", "violated", "unknown", "error".
-std::string_view verdict_name(Verdict verdict);
+inline std::string_view verdict_name(Verdict verdict) {
+  return kVerdicts.name(verdict);
+}
 
 // The verdict named `name`, or nullopt.
-std::optional<Verdict> verdict_named(std::string_view name);
+inline std::optional<Verdict> verdict_named(std::string_view name) {
+  return kVerdicts.named(name);
+}
 
 // In JSON, a verdict is its name, never a number.
 inline void to_json(nlohmann::json& j, Verdict verdict) {
