@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "connection.h"
 #include "envelope_axis.h"
+#include "incident_kind.h"
 
 namespace locklab {
 
@@ -83,6 +84,12 @@ struct LockContext {
   // of it. May be called from the lock's own background task.
   std::function<void(const std::string& name, milliseconds ttl, int64_t sent_ns, Outcome outcome)>
       renewed = [](const std::string&, milliseconds, int64_t, Outcome) {};
+  // A lock that runs a library reports here what the library left behind
+  // that its caller never saw (an unhandled promise rejection, an exception
+  // that ended one of its threads: vocabulary/incident_kind.h), `ago` before
+  // the call. May be called from any thread.
+  std::function<void(IncidentKind kind, const std::string& message, std::chrono::nanoseconds ago)>
+      incident = [](IncidentKind, const std::string&, std::chrono::nanoseconds) {};
 };
 
 // Thrown through lock code at a step where the harness crashes the client:
@@ -123,6 +130,10 @@ class Lock {
 
   // True when its background renewals go to LockContext::renewed, each one.
   virtual bool reports_renewals() const { return false; }
+
+  // The client's run is over and it was not crashed: report anything still
+  // to report (LockContext::incident) before the lock is destroyed.
+  virtual void finish() {}
 
   // Every name this lock passes to LockContext::step inside its operations
   // (beside the client's own workload steps), so that scenarios can fire a

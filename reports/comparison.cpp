@@ -133,6 +133,24 @@ std::string refusals(const std::vector<const RunResult*>& runs) {
   return "refuses " + std::string(seconds) + " under " + faults;
 }
 
+// "⚑ c1: unhandled-rejection at 2.41 s (…); an application … would have
+// crashed here (2 of 3 runs)": what the library left behind, from the first
+// run that left something; "" when no run did.
+std::string incident_words(const std::vector<const RunResult*>& runs) {
+  const RunResult* first = nullptr;
+  size_t with = 0;
+  for (const RunResult* run : runs)
+    if (!run->incidents.empty()) {
+      ++with;
+      if (!first) first = run;
+    }
+  if (!first) return "";
+  std::string out = "⚑ " + incident_text(first->incidents.front());
+  if (with < runs.size())
+    out += " (" + std::to_string(with) + " of " + std::to_string(runs.size()) + " runs)";
+  return out;
+}
+
 }  // namespace
 
 std::string expected_words(const Expectation& e) {
@@ -243,6 +261,9 @@ std::string measured_words(const std::vector<const RunResult*>& runs) {
   if (about > 0 && about < runs.size())
     out += " (" + std::to_string(about) + " of " + std::to_string(runs.size()) + " runs)";
   if (outcome == RunOutcome::kUnmet) out = "⚠ " + out;
+  if (std::any_of(runs.begin(), runs.end(),
+                  [](const RunResult* r) { return !r->incidents.empty(); }))
+    out += " ⚑";
   return out;
 }
 
@@ -334,7 +355,9 @@ std::string comparison_markdown(const fs::path& suite_dir) {
       "lease; overrun: a holder acted after its lease ended) and what the store accepted; "
       "without ✗, an overlap or a violation that harmed nothing (stopped by fencing: the late "
       "holder's writes were all rejected); n/a: the story cannot be told to that lock (its "
-      "reason is below); ⚠: the measurement is not what the story predicts.\n\n| story |";
+      "reason is below); ⚠: the measurement is not what the story predicts; ⚑: the library "
+      "left something its caller never saw (an unhandled rejection, an exception that ended one "
+      "of its threads), listed below the matrix.\n\n| story |";
   for (const auto& lock : locks) md += " " + column_title(lock) + " |";
   md += "\n| --- |";
   for (size_t i = 0; i < locks.size(); ++i) md += " --- |";
@@ -345,6 +368,19 @@ std::string comparison_markdown(const fs::path& suite_dir) {
       md += " " + cell_text(measured_words(runs_of(story, lock.name))) + " |";
     md += "\n";
   }
+
+  std::string left_behind;
+  for (const auto& story : stories)
+    for (const auto& lock : locks)
+      if (const std::string words = incident_words(runs_of(story, lock.name)); !words.empty())
+        left_behind += "- " + story.scenario + " × `" + lock.name + "`: " + words + "\n";
+  if (!left_behind.empty())
+    md +=
+        "\n## What the libraries left behind\n\nNot violations: what a library left that its "
+        "caller never saw, as its adapter caught it (harness/adapter/PROTOCOL.md, "
+        "\"Incidents\"). The lab's adapters survive it; an application on its runtime's "
+        "defaults would not have, or would never have known.\n\n" +
+        left_behind;
 
   if (const fs::path file = suite_dir / "envelope" / "envelope.json"; fs::exists(file))
     md += "\n" + envelope_markdown(read_json_file(file));
@@ -359,6 +395,7 @@ std::string comparison_markdown(const fs::path& suite_dir) {
       const RunResult& first = *runs.front();
       std::string result = measured_words(runs);
       if (const std::string cost = refusals(runs); !cost.empty()) result += "; " + cost;
+      if (const std::string left = incident_words(runs); !left.empty()) result += "; " + left;
       const bool not_applicable = outcome_of(first) == RunOutcome::kNotApplicable;
       const std::string expected =
           not_applicable ? "—" : expected_words(first.expected.value_or(Expectation{}));

@@ -46,6 +46,8 @@ AdapterInfo say_hello(AdapterProcess& adapter) {
   info.fencing = optional_bool(adapter, response, "fencing").value_or(false);
   info.multi_node = optional_bool(adapter, response, "multi_node");
   info.renews = optional_bool(adapter, response, "renews").value_or(false);
+  info.connect = optional_bool(adapter, response, "connect").value_or(false);
+  info.incidents = optional_bool(adapter, response, "incidents").value_or(false);
   if (auto steps = response.find("steps"); steps != response.end()) {
     if (!steps->is_array())
       protocol_error(adapter, "answered hello with \"steps\" that is not an array of names",
@@ -104,6 +106,13 @@ std::optional<milliseconds> validity_of(const AdapterProcess& adapter, const jso
   return milliseconds(it->get<int64_t>());
 }
 
+// "host:port,host:port" as the adapter's --redis gives them.
+std::string redis_list(const std::vector<Endpoint>& redis) {
+  std::string out;
+  for (const auto& endpoint : redis) out += (out.empty() ? "" : ",") + endpoint.str();
+  return out;
+}
+
 }  // namespace
 
 // The gate keeps its listeners for as long as it lives, possibly longer than
@@ -131,6 +140,14 @@ AdapterLock::AdapterLock(const AdapterConfig& config, const LockContext& context
       context_.client_id.empty() ? "adapter.stderr" : "adapter-" + context_.client_id + ".stderr";
   adapter_ = std::make_unique<AdapterProcess>(config, redis, log_name);
   info_ = say_hello(*adapter_);
+  hello_at_ = std::chrono::steady_clock::now();
+  if (info_.connect) {
+    json connected = adapter_->request({{"op", "connect"}});
+    report_incidents(connected);
+    if (!connected["ok"].get<bool>())
+      throw AdapterError("adapter '" + adapter_->command() + "' could not connect to " +
+                         redis_list(redis) + ": " + error_of(connected, false));
+  }
   if (context_.gate) {
     relay_ = std::make_shared<PauseRelay>();
     relay_->adapter = adapter_.get();
@@ -158,7 +175,38 @@ json AdapterLock::call(const json& request) {
     context_.step(step);
   });
   if (context_.gate) context_.gate->pass();
+  report_incidents(response);
   return response;
+}
+
+void AdapterLock::report_incidents(const json& response) {
+  auto list = response.find("incidents");
+  if (list == response.end() || list->is_null()) return;
+  if (!list->is_array())
+    protocol_error(*adapter_, "sent \"incidents\" that is not an array", response);
+  const auto since_hello = std::chrono::steady_clock::now() - hello_at_;
+  for (const json& incident : *list) {
+    const auto kind = incident.is_object() ? incident.find("kind") : incident.end();
+    const auto message = incident.is_object() ? incident.find("message") : incident.end();
+    const auto at = incident.is_object() ? incident.find("at_ms") : incident.end();
+    std::optional<IncidentKind> known;
+    if (kind != incident.end() && kind->is_string())
+      known = incident_named(kind->get<std::string>());
+    if (!known || message == incident.end() || !message->is_string() || at == incident.end() ||
+        !at->is_number() || at->get<double>() < 0)
+      protocol_error(*adapter_,
+                     "sent an incident that is not {\"kind\": one of " + kIncidentKinds.list() +
+                         ", \"message\": text, \"at_ms\": ms since hello}",
+                     response);
+    const auto happened = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double, std::milli>(at->get<double>()));
+    context_.incident(*known, message->get<std::string>(),
+                      std::max(std::chrono::nanoseconds(0), since_hello - happened));
+  }
+}
+
+void AdapterLock::finish() {
+  if (info_.incidents) call({{"op", "incidents"}});
 }
 
 AcquireResult AdapterLock::acquire(const std::string& name, milliseconds ttl, milliseconds wait) {

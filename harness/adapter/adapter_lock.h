@@ -33,6 +33,12 @@ struct AdapterInfo {
   // Steps inside its operations that it announces (PROTOCOL.md, "Steps"), so
   // that a scenario's fault can fire there.
   std::vector<std::string> steps;
+  // It wants a "connect" request before the story's clock starts, to open
+  // its connections and warm its runtime (PROTOCOL.md, "Connecting").
+  bool connect = false;
+  // It reports incidents and answers the "incidents" request at the end of a
+  // run (PROTOCOL.md, "Incidents").
+  bool incidents = false;
 };
 
 // Starts the adapter (with a loopback endpoint where nothing listens: hello
@@ -43,8 +49,9 @@ class AdapterLock final : public Lock {
  public:
   // Starts the adapter of `config` for the client of `context`, with the
   // client's endpoints context.endpoint(0 .. node_count-1) as they are now,
-  // follows context.gate (if set) with SIGSTOP/SIGCONT, and says hello.
-  // Throws AdapterError if the adapter cannot start or answers hello wrongly.
+  // follows context.gate (if set) with SIGSTOP/SIGCONT, says hello, and
+  // sends "connect" when hello asks for it. Throws AdapterError if the adapter
+  // cannot start, answers hello wrongly or cannot connect.
   AdapterLock(const AdapterConfig& config, const LockContext& context);
   ~AdapterLock() override;
 
@@ -60,6 +67,8 @@ class AdapterLock final : public Lock {
   // believes the lock's current lease held (op "held"); false otherwise.
   bool renewal_failed(const std::string& name) override;
   std::vector<std::string> steps() const override { return info_.steps; }
+  // Asks an adapter that reports incidents for those it has not reported yet.
+  void finish() override;
 
   const AdapterInfo& info() const { return info_; }
   pid_t pid() const { return adapter_->pid(); }
@@ -69,12 +78,16 @@ class AdapterLock final : public Lock {
 
   // Sends `request`, waiting at the client's gate before and after (a paused
   // client neither sends nor acts on a reply).
+  // Every response passes here: incidents it carries go to context_.incident.
   nlohmann::json call(const nlohmann::json& request);
+  void report_incidents(const nlohmann::json& response);
 
   LockContext context_;
   std::unique_ptr<AdapterProcess> adapter_;
   std::shared_ptr<PauseRelay> relay_;
   AdapterInfo info_;
+  // When hello was answered: the adapter dates its incidents from then.
+  std::chrono::steady_clock::time_point hello_at_;
   std::map<std::string, std::string> held_;  // lock -> the owner of the lease this client holds
 };
 

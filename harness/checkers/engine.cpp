@@ -117,6 +117,8 @@ Op classify(std::string_view f) {
              : f == "release" ? Op::Release
              : f == "renewed" ? Op::Renewed
                               : Op::Other;
+    case 8:
+      return f == "incident" ? Op::Incident : Op::Other;
     default:
       return Op::Other;
   }
@@ -200,9 +202,9 @@ void Engine::observe(const history::EventView& e) {
   Step step{e,  ref,    process, e.lock ? locks_.intern(*e.lock) : kNoLock,
             op, e.type, Ref{},   state.dead};
 
-  // Pairing: a process has at most one operation in flight; `lost` and
-  // `renewed` (its watchdog's) are single events.
-  if (step.op == Op::Lost || step.op == Op::Renewed) {
+  // Pairing: a process has at most one operation in flight; `lost`,
+  // `renewed` (its watchdog's) and `incident` (its library's) are single events.
+  if (step.op == Op::Lost || step.op == Op::Renewed || step.op == Op::Incident) {
   } else if (e.type == Type::Invoke) {
     if (state.in_flight.f >= 0 && !lenient_) {
       structure_error(step, "invoked " + std::string(e.f) + " while its " +
@@ -253,7 +255,8 @@ void Engine::observe(const history::EventView& e) {
 }
 
 std::string Engine::f_name(int32_t f) const {
-  static const char* const kKnown[] = {"acquire", "release", "extend", "write", "lost", "renewed"};
+  static const char* const kKnown[] = {"acquire", "release", "extend", "write", "lost", "renewed",
+                                       "incident"};
   return f < int32_t(Op::Other) ? kKnown[f] : fs_[f - int32_t(Op::Other)];
 }
 

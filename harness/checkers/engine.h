@@ -40,7 +40,7 @@ inline std::string event_text(Ref ref) {
   return "event " + std::to_string(ref.index);
 }
 
-enum class Op { Acquire, Release, Extend, Write, Lost, Renewed, Other };
+enum class Op { Acquire, Release, Extend, Write, Lost, Renewed, Incident, Other };
 constexpr unsigned kOps = unsigned(Op::Other) + 1;
 constexpr unsigned bit(Op op) {
   return 1u << unsigned(op);

@@ -55,6 +55,7 @@ void Leases::on_step(const Step& step) {
         h.acts.last_act_client = step.event.client_time_ns;
       }
       return;
+    case Op::Incident:
     case Op::Other:
       return;
   }

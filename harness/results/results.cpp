@@ -149,6 +149,26 @@ FaultFiring read_fault(Fields f) {
   return out;
 }
 
+Incident read_incident(Fields f) {
+  Incident out;
+  out.client = f.text("client").value_or("");
+  const std::string kind = f.text("kind").value_or("");
+  if (auto known = incident_named(kind))
+    out.kind = *known;
+  else
+    f.fail(f.path("kind"), "names no incident kind (one of " + kIncidentKinds.list() + ")");
+  out.message = f.text("message").value_or("");
+  out.at_ms = f.number("at_ms").value_or(0);
+  return out;
+}
+
+json incident_json(const Incident& incident) {
+  return {{"client", incident.client},
+          {"kind", incident_name(incident.kind)},
+          {"message", incident.message},
+          {"at_ms", incident.at_ms}};
+}
+
 json stats_json(const RunStats& s) {
   return {{"acquires_ok", s.acquires_ok},
           {"acquires_failed", s.acquires_failed},
@@ -270,6 +290,12 @@ json RunResult::to_json() const {
   if (seed) out["seed"] = *seed;
   if (run) out["run"] = *run;
   if (seconds) out["seconds"] = *seconds;
+  if (timing)
+    out["timing"] = {{"servers", timing->servers},
+                     {"clients", timing->clients},
+                     {"story", timing->story},
+                     {"check", timing->check},
+                     {"teardown", timing->teardown}};
   if (stats) out["stats"] = stats_json(*stats);
   if (check) out["check"] = check_json(*check);
   if (outcome) {
@@ -277,6 +303,10 @@ json RunResult::to_json() const {
     out["expectation_met"] = *outcome == RunOutcome::kMet;
   }
   if (not_applicable) out["not_applicable"] = *not_applicable;
+  if (!incidents.empty()) {
+    out["incidents"] = json::array();
+    for (const auto& incident : incidents) out["incidents"].push_back(incident_json(incident));
+  }
   return out;
 }
 
@@ -294,6 +324,12 @@ RunResult RunResult::from_json(const json& document, const std::filesystem::path
   out.seed = r.unsigned_integer("seed");
   out.run = r.integer("run");
   out.seconds = r.number("seconds");
+  if (r.find("timing")) {
+    Fields t = r.child("timing");
+    out.timing = RunTiming{t.number("servers").value_or(0), t.number("clients").value_or(0),
+                           t.number("story").value_or(0), t.number("check").value_or(0),
+                           t.number("teardown").value_or(0)};
+  }
   // An error may be text, or a structured object from a newer runner.
   if (const json* error = r.find("error"))
     out.error = error->is_string() ? error->get<std::string>() : error->dump();
@@ -306,6 +342,7 @@ RunResult RunResult::from_json(const json& document, const std::filesystem::path
   out.faults = r.list("faults", read_fault);
   out.exercised = r.boolean("exercised").value_or(true);
   out.not_applicable = r.text("not_applicable");
+  if (r.find("incidents")) out.incidents = r.list("incidents", read_incident);
 
   // An outcome this reader does not know (a newer file) is derived as for an older file.
   if (auto name = r.text("outcome")) out.outcome = outcome_named(*name);
@@ -478,7 +515,16 @@ std::string summary_line(const RunResult& run) {
       line += " [refused " + stretch.lock + " for " + seconds + " under " + faults + "]";
     }
   }
+  for (const auto& incident : run.incidents) line += " [" + incident_text(incident) + "]";
   return line;
+}
+
+std::string incident_text(const Incident& incident) {
+  char when[32];
+  std::snprintf(when, sizeof when, "%.2f s", incident.at_ms / 1000.0);
+  return incident.client + ": " + std::string(incident_name(incident.kind)) + " at " + when +
+         (incident.message.empty() ? "" : " (" + incident.message + ")") + "; " +
+         std::string(kIncidentKinds[incident.kind].consequence);
 }
 
 int exit_status(const ScenarioResults& results) {

@@ -22,6 +22,7 @@
 
 #include "checkers.h"
 #include "expectation.h"
+#include "incident_kind.h"
 #include "outcome.h"
 
 namespace locklab {
@@ -38,6 +39,32 @@ struct FaultFiring {
 
   bool operator==(const FaultFiring&) const = default;
 };
+
+// Where a run's wall time went, in seconds: starting its servers (and
+// proxies), starting its clients (adapter processes: start-up, hello,
+// connect), the story itself, writing and checking the history, and
+// stopping everything.
+struct RunTiming {
+  double servers = 0, clients = 0, story = 0, check = 0, teardown = 0;
+
+  bool operator==(const RunTiming&) const = default;
+};
+
+// What a library left behind in one run that its caller never saw
+// (vocabulary/incident_kind.h): not a violation, but what an application on
+// its runtime's defaults would have crashed on or never noticed.
+struct Incident {
+  std::string client;  // "c1"
+  IncidentKind kind = IncidentKind::kUnhandledRejection;
+  std::string message;  // the library's own words, one line
+  double at_ms = 0;     // when it happened, ms since the run started (the adapter's estimate)
+
+  bool operator==(const Incident&) const = default;
+};
+
+// "c1: unhandled-rejection at 2.41 s (Connection is closed.); an application
+// on Node's defaults … would have crashed here"
+std::string incident_text(const Incident& incident);
 
 // Whether a run with `outcome` passes: met, safer-than and not-applicable
 // do; unmet, not-exercised and error fail.
@@ -112,6 +139,7 @@ struct RunResult {
   std::optional<uint64_t> seed;      // the run's seed
   std::optional<int64_t> run;        // 1, 2, ... when a suite repeats a cell (--runs)
   std::optional<double> seconds;     // how long the run took
+  std::optional<RunTiming> timing;   // where that time went, for a run that was started
   std::optional<std::string> error;  // why the run could not be completed
   std::optional<RunStats> stats;
   std::optional<Check> check;
@@ -122,6 +150,7 @@ struct RunResult {
   std::vector<FaultFiring> faults;            // one per fault of the scenario, in its order
   bool exercised = true;                      // every fault fired
   std::optional<std::string> not_applicable;  // why the cell was not run
+  std::vector<Incident> incidents;            // what the library left behind, in time order
 
   // The run as results.json holds it.
   nlohmann::json to_json() const;

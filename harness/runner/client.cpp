@@ -48,6 +48,8 @@ Client::Client(std::string id, uint64_t seed, history::ProcessLog& log,
   context.step = [this](std::string_view name) { lock_step(name); };
   context.renewed = [this](const std::string& lock, milliseconds ttl, int64_t sent_ns,
                            Outcome outcome) { renewed(lock, ttl, sent_ns, outcome); };
+  context.incident = [this](IncidentKind kind, const std::string& message,
+                            std::chrono::nanoseconds ago) { incident(kind, message, ago); };
   // Every connection of the client passes its gate: a pause stops them all.
   context.connect = [this, connect = std::move(context.connect)](size_t node) {
     return std::unique_ptr<Connection>(std::make_unique<CountedConnection>(
@@ -86,6 +88,25 @@ void Client::renewed(const std::string& lock, milliseconds ttl, int64_t sent_ns,
   append(std::move(e));
 }
 
+void Client::incident(IncidentKind kind, const std::string& message, std::chrono::nanoseconds ago) {
+  const int64_t at_ns = std::max<int64_t>(0, monotonic_ns() - ago.count() - log_.origin_ns());
+  Event e;
+  e.type = Type::Info;
+  e.f = "incident";
+  e.client_time_ns = clock_.now_ns();
+  e.error = message;
+  e.value["kind"] = incident_name(kind);
+  e.value["at_ns"] = at_ns;
+  std::lock_guard lock(log_mu_);
+  log_.append(std::move(e));
+  incidents_.push_back({id_, kind, message, double(at_ns) / 1e6});
+}
+
+std::vector<Incident> Client::incidents() const {
+  std::lock_guard lock(log_mu_);
+  return incidents_;
+}
+
 Event Client::event(Type type, std::string f, const std::string& lock) {
   Event e;
   e.type = type;
@@ -105,6 +126,7 @@ void Client::run(const Workload& workload, ProtectedResource& resource, int64_t 
       if (workload.think_ms > 0)
         clock_.sleep_for(std::chrono::milliseconds(rng_() % (workload.think_ms + 1)));
     }
+    lock_->finish();
   } catch (const ClientCrashed&) {
     stats_.crashed = true;
   } catch (const std::exception& e) {

@@ -19,6 +19,7 @@
 #include "pause_gate.h"
 #include "recorder.h"
 #include "resource.h"
+#include "results.h"
 #include "scenario.h"
 
 namespace locklab {
@@ -55,6 +56,9 @@ class Client {
            const std::atomic<bool>& stop);
 
   const ClientStats& stats() const { return stats_; }
+  // What its lock reported the library left behind (LockContext::incident),
+  // in the order reported; each is in the history too.
+  std::vector<Incident> incidents() const;
   // Redis commands the client's connections have sent so far.
   int64_t commands_sent() const { return commands_sent_.load(std::memory_order_relaxed); }
 
@@ -81,6 +85,8 @@ class Client {
   void append(history::Event e);
   // A renewal its lock's watchdog reports (LockContext::renewed).
   void renewed(const std::string& lock, milliseconds ttl, int64_t sent_ns, Outcome outcome);
+  // An incident its lock reports (LockContext::incident), `ago` before now.
+  void incident(IncidentKind kind, const std::string& message, std::chrono::nanoseconds ago);
   // The history's time_ns at which the client's clock gave `reading`, if known.
   std::optional<int64_t> history_time_of(int64_t reading);
   void step(std::string_view name) {
@@ -94,13 +100,15 @@ class Client {
   PauseGate gate_;
   SkewableClock clock_;
   history::ProcessLog& log_;
-  std::mutex log_mu_;  // appends come from the client and its lock's watchdog
+  mutable std::mutex
+      log_mu_;  // appends come from the client and its lock's watchdog; guards incidents_
   std::mt19937_64 rng_;
   StepListener listener_;
   std::atomic<int64_t> commands_sent_{0};  // outlives lock_, whose connections count here
   std::unique_ptr<Lock> lock_;
   std::set<std::string, std::less<>> lock_steps_;  // lock_->steps()
   ClientStats stats_;
+  std::vector<Incident> incidents_;
   std::atomic<bool> crash_requested_{false};
   std::string error_;
 };

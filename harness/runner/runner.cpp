@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -332,12 +333,21 @@ RunResult run_plan(const RunPlan& plan, const Expectation& expected, const LockU
                    RunProbe* probe) {
   RunResult run = run_of(lock, expected, seed, servers);
   run.history = lock.name + "/history.jsonl";
+  RunTiming timing;
+  auto lap = std::chrono::steady_clock::now();
+  // Seconds since the last lap, added to `phase`.
+  auto time = [&lap](double& phase) {
+    const auto now = std::chrono::steady_clock::now();
+    phase += std::chrono::duration<double>(now - lap).count();
+    lap = now;
+  };
   try {
     ServersInUse in_use(servers, plan);
     const std::filesystem::path lock_dir = out_dir / lock.name;
     std::filesystem::create_directories(lock_dir);
     std::unique_ptr<Cluster> cluster =
         make_cluster(servers.target.get(), plan.shape, plan.scenario.clients, seed);
+    time(timing.servers);
     const ConnectionOptions credentials = servers.connection_options();
     const bool record = !probe || probe->record_history;
     // The history goes to disk as it happens, beside where it ends up.
@@ -346,17 +356,27 @@ RunResult run_plan(const RunPlan& plan, const Expectation& expected, const LockU
     StepRelay relay;
     RunClients clients =
         make_clients(plan, lock, *cluster, credentials, recorder, seed, lock_dir, relay.listener());
+    time(timing.clients);
     run.faults = run_with_nemesis(plan, clients, *cluster, recorder, relay, resource,
                                   lock.adapter.has_value(), probe);
     for (const auto& firing : run.faults) run.exercised = run.exercised && firing.fired;
+    time(timing.story);
     const int64_t events =
         record ? write_and_check_history(recorder, lock_dir / "history.jsonl", plan.scenario, run)
                : 0;
     run.stats = stats_of(clients, resource, events);
+    time(timing.check);
+    for (auto& c : clients.clients)
+      for (auto& incident : c->incidents()) run.incidents.push_back(std::move(incident));
+    std::stable_sort(run.incidents.begin(), run.incidents.end(),
+                     [](const Incident& a, const Incident& b) { return a.at_ms < b.at_ms; });
+    lap = std::chrono::steady_clock::now();  // the clients and servers stop from here
   } catch (const std::exception& e) {
     run.verdict = Verdict::Unknown;
     run.error = e.what();
   }
+  time(timing.teardown);
+  run.timing = timing;
   // Decided last, from everything the run recorded.
   run.outcome = decide_outcome(run);
   return run;

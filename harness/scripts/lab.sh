@@ -50,6 +50,20 @@ install_libraries() {
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
     echo "$stamp" >"$dir/node_modules/.locklab-installed"
   fi
+  # The libraries of other languages: each folder's setup.sh builds its
+  # adapters from its pinned lock file (pom.xml, go.sum, requirements.txt with
+  # hashes, Cargo.lock), once; it says in one line what is missing when the
+  # machine lacks a toolchain. Go and Rust are not Debian 12's (too old there):
+  # their usual install places are looked in too.
+  local extra
+  for extra in /usr/local/go/bin "$HOME/.cargo/bin"; do
+    [[ -d $extra && :$PATH: != *:$extra:* ]] && PATH="$PATH:$extra"
+  done
+  export PATH
+  local setup
+  for setup in "$dir"/*/setup.sh; do
+    [[ -f $setup ]] && bash "$setup"
+  done
 }
 
 build() {

@@ -246,6 +246,10 @@ JunitCase junit_case(const CellSummary& cell, const std::vector<RunResult>& runs
                        counted(int(cell.runs_unavailable), runs.size()) + "refused while " +
                        faults + " was in force, for up to " + longest + " s\n";
   }
+  if (cell.first_incident)
+    test.system_out += "incidents in " + std::to_string(cell.runs_with_incidents) + " of " +
+                       std::to_string(runs.size()) +
+                       " runs: " + incident_text(*cell.first_incident) + "\n";
   return test;
 }
 

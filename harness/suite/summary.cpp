@@ -1,6 +1,7 @@
 #include "summary.h"
 
 #include <algorithm>
+#include <set>
 
 namespace locklab::suite {
 
@@ -116,11 +117,28 @@ json CellSummary::to_json() const {
              {"longest_seconds", longest_unavailable_seconds}}},
            {"verdicts", verdicts},
            {"seeds", seeds_json},
-           {"seconds", seconds}};
+           {"seconds", seconds},
+           {"timing",
+            {{"servers", timing.servers},
+             {"clients", timing.clients},
+             {"story", timing.story},
+             {"check", timing.check},
+             {"teardown", timing.teardown}}}};
   if (like) out["like"] = *like;
   if (runs_with_harm > 0)
     out["harm"] = {
         {"runs", runs_with_harm}, {"runs_harmful", runs_harmful}, {"overlaps", overlap_runs}};
+  if (runs_with_incidents > 0) {
+    out["incidents"] = {{"runs", runs_with_incidents}, {"kinds", incident_runs}};
+    if (first_incident) {
+      json first = {{"client", first_incident->client},
+                    {"kind", incident_name(first_incident->kind)},
+                    {"message", first_incident->message},
+                    {"at_ms", first_incident->at_ms}};
+      if (first_incident_run) first["run"] = *first_incident_run;
+      out["incidents"]["first"] = std::move(first);
+    }
+  }
   if (!scenario_file.empty()) out["scenario_file"] = scenario_file;
   if (!results.empty()) out["results"] = results;
   return out;
@@ -161,11 +179,26 @@ CellSummary summarize_cell(const std::string& scenario, const std::vector<RunRes
       cell.runs_harmful += harm.harmful();
       for (const auto& [name, n] : harm.overlaps) cell.overlap_runs[name] += n > 0;
     }
+    if (!run.incidents.empty()) {
+      ++cell.runs_with_incidents;
+      std::set<IncidentKind> kinds;
+      for (const auto& incident : run.incidents) kinds.insert(incident.kind);
+      for (IncidentKind kind : kinds) ++cell.incident_runs[std::string(incident_name(kind))];
+      if (!cell.first_incident) {
+        cell.first_incident = run.incidents.front();
+        cell.first_incident_run = run.run;
+      }
+    }
     cell.verdicts.push_back(failed    ? std::string(outcome_name(RunOutcome::kError))
                             : not_run ? std::string(outcome_name(RunOutcome::kNotApplicable))
                                       : std::string(verdict_name(run.verdict)));
     cell.seeds.push_back(run.seed);
     cell.seconds += run.seconds.value_or(0.0);
+    if (run.timing) {
+      cell.timing.servers += run.timing->servers, cell.timing.clients += run.timing->clients;
+      cell.timing.story += run.timing->story, cell.timing.check += run.timing->check;
+      cell.timing.teardown += run.timing->teardown;
+    }
   }
   cell.runs = int64_t(runs.size());
   cell.runs_met = cell.outcomes[RunOutcome::kMet];

@@ -58,12 +58,21 @@ struct CellSummary {
   int64_t runs_with_harm = 0;
   int64_t runs_harmful = 0;
   std::map<std::string, int64_t> overlap_runs;
+  // What the library left behind (RunResult::incidents): the runs with an
+  // incident, per kind the runs with one, and the earliest incident of the
+  // first such run (its run number beside it). In results.json as
+  // incidents{runs, kinds{kind: runs}, first{client, kind, message, at_ms, run}}.
+  int64_t runs_with_incidents = 0;
+  std::map<std::string, int64_t> incident_runs;
+  std::optional<Incident> first_incident;
+  std::optional<int64_t> first_incident_run;
   // Per run: its verdict, "error" for a failed run, "not-applicable" for one not run.
   std::vector<std::string> verdicts;
   std::vector<std::optional<uint64_t>> seeds;  // per run
   double seconds = 0;                          // the runs' seconds, summed
-  std::string scenario_file;                   // set by run_suite: the scenario file as given
-  std::string results;  // set by run_suite: the scenario's results.json, relative to OUT
+  RunTiming timing;           // the runs' timing, summed (timing{…} in results.json)
+  std::string scenario_file;  // set by run_suite: the scenario file as given
+  std::string results;        // set by run_suite: the scenario's results.json, relative to OUT
 
   // The entry as the suite's results.json holds it.
   nlohmann::json to_json() const;

@@ -18,7 +18,8 @@
 //
 // versionOf(package) reads the installed version of a package for hello's
 // "version", e.g. "redlock 4.2.0"; hello({ name, version, steps, renews })
-// is the hello handler that answers with them.
+// is the hello handler that answers with them (and says the adapter reports
+// incidents: unhandled rejections, below).
 
 const fs = require('fs');
 const path = require('path');
@@ -28,13 +29,25 @@ const readline = require('readline');
 // log to stderr instead.
 for (const name of ['log', 'info', 'debug', 'warn']) console[name] = console.error;
 
-// Node's default for a rejected promise nobody awaits is to kill the process
-// (a protocol error for the lab). Some libraries leave such promises behind
-// in their background work (a renewal or a subscription that fails); log them
-// as an application would and go on.
+// Node's default for a rejected promise nobody awaits is to kill the process.
+// Some libraries leave such promises behind in their background work (a
+// renewal or a subscription that fails). The adapter must go on serving the
+// lab, so it catches them, but it reports each as an incident (PROTOCOL.md,
+// "Incidents"): the cell then says where an application on Node's defaults
+// would have crashed. Times count from hello, on the monotonic clock.
+let helloAt = null;
+const incidents = [];
 process.on('unhandledRejection', (error) => {
   console.error('unhandled rejection:', error && error.stack ? error.stack : error);
+  const message = String((error && error.message) || error).split('\n')[0];
+  const atMs = helloAt === null ? 0 : Number(process.hrtime.bigint() - helloAt) / 1e6;
+  incidents.push({ kind: 'unhandled-rejection', message, at_ms: atMs });
 });
+
+// The incidents not yet reported, for the next response.
+function takeIncidents() {
+  return incidents.splice(0, incidents.length);
+}
 
 // How long a request may take before the adapter answers "unknown" itself
 // (plus the request's wait_ms): under the lab's 10 s reply timeout. A library
@@ -66,6 +79,7 @@ function hello({ name, version, steps, renews }) {
     fencing: false,
     ...(steps ? { steps } : {}),
     ...(renews ? { renews: true } : {}),
+    incidents: true,
   });
 }
 
@@ -103,7 +117,11 @@ function run(handlers) {
 
   async function handle(request) {
     const op = request.op;
-    if (op === 'hello') return handlers.hello();
+    if (op === 'hello') {
+      helloAt = process.hrtime.bigint();
+      return handlers.hello();
+    }
+    if (op === 'incidents') return { ok: true };
     const handler = handlers[op];
     if (!handler) return { ok: false, error: `unknown op ${JSON.stringify(op)}` };
 
@@ -160,7 +178,8 @@ function run(handlers) {
       const line = await nextLine();
       const request = JSON.parse(line);
       const response = await handle(request);
-      write({ id: request.id, ...response });
+      const left = takeIncidents();
+      write({ id: request.id, ...response, ...(left.length ? { incidents: left } : {}) });
     }
   })().catch((error) => {
     console.error('adapter protocol error:', error);

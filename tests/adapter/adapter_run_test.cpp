@@ -124,5 +124,84 @@ TEST(AdapterRenewal, AHeldAnswerOfFalseStopsTheWriteAndReleasesAreRetried) {
   }
 }
 
+// An adapter that asks for "connect" gets it before the story starts, and
+// what its library left behind reaches the history and the run's result,
+// dated by the adapter, without changing the verdict.
+Scenario two_holds() {
+  return parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "clients": 1,
+      "duration_ms": 600, "workload": {"ttl_ms": 2000, "work_ms": 20, "ops_per_client": 2},
+      "expect": {"default": {"verdict": "safe"}}})"),
+                        "two-holds.json");
+}
+
+LockUnderTest incident_lock(const std::string& flags = "") {
+  return LockUnderTest::from_adapter(
+      {.command = "/usr/bin/python3 " ADAPTER_TEST_DIR "/incident_lock.py" + flags}, "set-nx-px");
+}
+
+TEST(AdapterIncidents, ConnectComesFirstAndIncidentsAreRecordedWhereTheyHappened) {
+  TempDir out;
+  RunResult run = run_cell(two_holds(), incident_lock(), Servers{}, 1, out.path());
+  ASSERT_FALSE(run.error) << *run.error;
+  EXPECT_EQ(run.verdict, Verdict::Safe);
+  EXPECT_EQ(run.outcome, RunOutcome::kMet);
+  std::ifstream log(out.path() / "incident-lock" / "adapter-c1.stderr");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("connected"), std::string::npos) << text;
+  EXPECT_EQ(text.find("acquire before connect"), std::string::npos) << text;
+
+  ASSERT_EQ(run.incidents.size(), 2u);
+  EXPECT_EQ(run.incidents[0].kind, IncidentKind::kUnhandledRejection);
+  EXPECT_EQ(run.incidents[0].client, "c1");
+  EXPECT_EQ(run.incidents[0].message, "refresh failed: Connection is closed.");
+  EXPECT_EQ(run.incidents[1].kind, IncidentKind::kUncaughtException);
+  // Dated at hello: after the run began (the adapter started then), before
+  // the story's first acquire; the other at the end, after the last release.
+  EXPECT_GT(run.incidents[0].at_ms, 0.0);
+  EXPECT_NE(incident_text(run.incidents[0]).find("Node's defaults"), std::string::npos);
+
+  std::vector<json> incidents;
+  int64_t first_acquire_ok = -1, first_invoke_ns = -1, last_release_ns = -1;
+  for (const auto& e : history(out.path() / "incident-lock" / "history.jsonl")) {
+    if (e["f"] == "incident") incidents.push_back(e);
+    if (e["f"] == "release" && e["type"] == "ok") last_release_ns = e["time_ns"];
+    if (e["f"] != "acquire") continue;
+    if (e["type"] == "invoke" && first_invoke_ns < 0) first_invoke_ns = e["time_ns"];
+    if (e["type"] == "ok" && first_acquire_ok < 0) first_acquire_ok = e["index"];
+  }
+  EXPECT_LE(run.incidents[0].at_ms * 1e6, double(first_invoke_ns));
+  EXPECT_GE(run.incidents[1].at_ms * 1e6, double(last_release_ns));
+  ASSERT_EQ(incidents.size(), 2u);
+  EXPECT_EQ(incidents[0]["type"], "info");
+  EXPECT_EQ(incidents[0]["process"], "c1");
+  EXPECT_EQ(incidents[0]["value"]["kind"], "unhandled-rejection");
+  EXPECT_EQ(incidents[0]["error"], "refresh failed: Connection is closed.");
+  EXPECT_LT(incidents[0]["index"].get<int64_t>(), first_acquire_ok)
+      << "recorded while the acquire that carried it was in flight";
+  EXPECT_LE(incidents[0]["value"]["at_ns"].get<int64_t>(), incidents[0]["time_ns"].get<int64_t>());
+
+  const json document = run.to_json();
+  ASSERT_EQ(document["incidents"].size(), 2u);
+  EXPECT_EQ(RunResult::from_json(document, "results.json").incidents, run.incidents);
+}
+
+TEST(AdapterIncidents, AFailedConnectOrAMalformedIncidentIsAnErrorNamingIt) {
+  {
+    TempDir out;
+    RunResult run =
+        run_cell(two_holds(), incident_lock(" --refuse-connect"), Servers{}, 1, out.path());
+    ASSERT_TRUE(run.error);
+    EXPECT_NE(run.error->find("could not connect to 127.0.0.1:"), std::string::npos) << *run.error;
+    EXPECT_NE(run.error->find("Connection refused"), std::string::npos) << *run.error;
+  }
+  {
+    TempDir out;
+    RunResult run =
+        run_cell(two_holds(), incident_lock(" --bad-incident"), Servers{}, 1, out.path());
+    ASSERT_TRUE(run.error);
+    EXPECT_NE(run.error->find("sent an incident that is not"), std::string::npos) << *run.error;
+  }
+}
+
 }  // namespace
 }  // namespace locklab

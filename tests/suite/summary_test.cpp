@@ -185,6 +185,28 @@ TEST(Summary, TheCellCountsHarmfulRunsAndTheRunsWithEachOverlapClass) {
   EXPECT_FALSE(summarize_cell("s", {decided(older)}).to_json().contains("harm"));
 }
 
+TEST(Summary, TheCellSaysWhatTheLibraryLeftBehindWithoutChangingItsOutcome) {
+  RunResult quiet = run("safe", "safe", {}, 1);
+  RunResult left = run("safe", "safe", {}, 2);
+  left.run = 2;
+  left.incidents = {{"c2", IncidentKind::kUnhandledRejection, "Command timed out", 2412.5},
+                    {"c1", IncidentKind::kUncaughtException, "Thread died", 3000},
+                    {"c1", IncidentKind::kUnhandledRejection, "again", 3100}};
+  CellSummary cell = summarize_cell("s", {decided(quiet), decided(left)});
+  EXPECT_EQ(cell.outcome, RunOutcome::kMet);
+  EXPECT_EQ(cell.runs_with_incidents, 1);
+  EXPECT_EQ(cell.incident_runs["unhandled-rejection"], 1) << "runs, not incidents";
+  EXPECT_EQ(cell.incident_runs["uncaught-exception"], 1);
+  const json out = cell.to_json();
+  EXPECT_EQ(out["incidents"]["first"]["client"], "c2");
+  EXPECT_EQ(out["incidents"]["first"]["run"], 2);
+  EXPECT_DOUBLE_EQ(out["incidents"]["first"]["at_ms"].get<double>(), 2412.5);
+  EXPECT_EQ(incident_text(left.incidents[0]),
+            "c2: unhandled-rejection at 2.41 s (Command timed out); an application on Node's "
+            "defaults (--unhandled-rejections=throw) would have crashed here");
+  EXPECT_FALSE(summarize_cell("s", {decided(quiet)}).to_json().contains("incidents"));
+}
+
 TEST(Summary, AvailabilityLostUnderAFaultIsCountedApart) {
   std::vector<RunResult> runs = {run("safe", "safe", {}, 5), run("safe", "safe", {}, 6)};
   runs[0].check->unavailable = {
