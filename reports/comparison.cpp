@@ -264,6 +264,9 @@ std::string measured_words(const std::vector<const RunResult*>& runs) {
   if (std::any_of(runs.begin(), runs.end(),
                   [](const RunResult* r) { return !r->incidents.empty(); }))
     out += " ⚑";
+  if (std::all_of(runs.begin(), runs.end(),
+                  [](const RunResult* r) { return r->carried_from.has_value(); }))
+    out += " ↻";
   return out;
 }
 
@@ -328,7 +331,13 @@ std::string comparison_markdown(const fs::path& suite_dir) {
         "\n";
   md += "- run on: " + text_at(suite, "started_at") + "\n";
   md += "- command: `" + (command.empty() ? std::string("locklab suite") : command) + "`\n";
-  md += "- runs per cell: " + std::to_string(runs_per_cell) + "\n\n";
+  md += "- runs per cell: " + std::to_string(runs_per_cell) + "\n";
+  if (suite.contains("reuse") && suite["reuse"].is_object())
+    md += "- carried over: " + std::to_string(suite["reuse"].value("cells_carried", 0)) +
+          " cells were not run again but carried from the earlier run in `" +
+          text_at(suite["reuse"], "from") +
+          "`, measured under the same conditions (`--reuse`); ↻ marks them\n";
+  md += "\n";
 
   md +=
       "## What each lock survives\n\nA lock survives a story when no run of it harmed the "
@@ -355,7 +364,8 @@ std::string comparison_markdown(const fs::path& suite_dir) {
       "lease; overrun: a holder acted after its lease ended) and what the store accepted; "
       "without ✗, an overlap or a violation that harmed nothing (stopped by fencing: the late "
       "holder's writes were all rejected); n/a: the story cannot be told to that lock (its "
-      "reason is below); ⚠: the measurement is not what the story predicts; ⚑: the library "
+      "reason is below); ⚠: the measurement is not what the story predicts; ↻: carried from an "
+      "earlier run (--reuse); ⚑: the library "
       "left something its caller never saw (an unhandled rejection, an exception that ended one "
       "of its threads), listed below the matrix.\n\n| story |";
   for (const auto& lock : locks) md += " " + column_title(lock) + " |";

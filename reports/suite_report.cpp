@@ -261,6 +261,14 @@ std::string cell(const Row& row, const std::string& algorithm) {
   else
     out += inner;
   out += cell_unavailable(runs, mine);
+  for (size_t i : mine)
+    if (!runs[i].incidents.empty()) {
+      out += "<span class=\"cell-incident\">⚑ " + escape(incident_text(runs[i].incidents.front())) +
+             "</span>";
+      break;
+    }
+  if (first.carried_from)
+    out += "<span class=\"cell-carried\">↻ carried from " + escape(*first.carried_from) + "</span>";
   if (first.expected && !first.expected->why.empty())
     out += "<details class=\"why\"><summary>why</summary>" + escape(first.expected->why) +
            "</details>";

@@ -31,6 +31,7 @@ struct SuiteCommandOptions {
   std::string network;
   std::string target;
   std::string libraries;
+  std::string reuse;
 };
 
 // Registers what the suite runs and where it writes on `suite`; returns --seed's option.
@@ -54,6 +55,11 @@ CLI::Option* add_matrix_options(CLI::App& suite, SuiteCommandOptions& options) {
   suite.add_option("--runs", options.runs, "Runs per scenario × algorithm (seeds seed, seed+1, …)")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  suite.add_option("--reuse", options.reuse,
+                   "Carry over from this earlier suite's results directory every cell it "
+                   "measured under the same conditions (same story, lock name, version and "
+                   "adapter, lab build, Redis version, runs and seed); run only the rest. May be "
+                   "--out itself");
   return suite.add_option("--seed", options.seed, "Base seed (default: each scenario's)");
 }
 
@@ -133,6 +139,7 @@ suite::SuiteOptions suite_options_of(const SuiteCommandOptions& options, bool se
   out.out_dir = options.out_dir;
   if (!options.junit_file.empty()) out.junit_file = options.junit_file;
   out.jobs = options.jobs;
+  if (!options.reuse.empty()) out.reuse = options.reuse;
   out.invocation = current_invocation();
   out.live_progress = ::isatty(STDERR_FILENO);
   return out;

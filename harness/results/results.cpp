@@ -303,6 +303,7 @@ json RunResult::to_json() const {
     out["expectation_met"] = *outcome == RunOutcome::kMet;
   }
   if (not_applicable) out["not_applicable"] = *not_applicable;
+  if (carried_from) out["carried_from"] = *carried_from;
   if (!incidents.empty()) {
     out["incidents"] = json::array();
     for (const auto& incident : incidents) out["incidents"].push_back(incident_json(incident));
@@ -343,6 +344,7 @@ RunResult RunResult::from_json(const json& document, const std::filesystem::path
   out.exercised = r.boolean("exercised").value_or(true);
   out.not_applicable = r.text("not_applicable");
   if (r.find("incidents")) out.incidents = r.list("incidents", read_incident);
+  out.carried_from = r.text("carried_from");
 
   // An outcome this reader does not know (a newer file) is derived as for an older file.
   if (auto name = r.text("outcome")) out.outcome = outcome_named(*name);

@@ -151,6 +151,9 @@ struct RunResult {
   bool exercised = true;                      // every fault fired
   std::optional<std::string> not_applicable;  // why the cell was not run
   std::vector<Incident> incidents;            // what the library left behind, in time order
+  // The results directory an earlier suite measured this run in, when this
+  // suite carried it over instead of running it (locklab suite --reuse).
+  std::optional<std::string> carried_from;
 
   // The run as results.json holds it.
   nlohmann::json to_json() const;

@@ -13,6 +13,7 @@
 #include "junit.h"
 #include "progress.h"
 #include "report.h"
+#include "reuse.h"
 #include "runner.h"
 #include "summary.h"
 #include "version.h"
@@ -40,10 +41,11 @@ ScenarioResults scenario_results(const Scenario& scenario, uint64_t seed, int ru
 class Execution {
  public:
   Execution(const std::vector<Scenario>& scenarios, const SuiteOptions& options,
-            const CellRunner& run_cell, std::vector<Cell> cells)
+            const CellRunner& run_cell, std::vector<Cell> cells, const CarriedRuns& carried)
       : scenarios_(scenarios),
         options_(options),
         run_cell_(run_cell),
+        carried_(carried),
         cells_(std::move(cells)),
         runs_(cells_.size()),
         left_(scenarios.size(), 0),
@@ -82,6 +84,11 @@ class Execution {
       const fs::path scenario_dir = options_.out_dir / scenario.name;
       const fs::path run_dir =
           runs_per_cell > 1 ? scenario_dir / run_dir_name(cell.run) : scenario_dir;
+      if (auto it = carried_.runs.find({scenario.name, cell.algorithm, cell.run});
+          it != carried_.runs.end()) {
+        carry(i, it->second, scenario_dir);
+        continue;
+      }
       progress_.started(label(cell));
       const auto start = std::chrono::steady_clock::now();
       RunResult run;
@@ -105,6 +112,21 @@ class Execution {
       runs_[i] = std::move(run);
       if (--left_[cell.scenario] == 0) write_scenario(cell.scenario);
     }
+  }
+
+  // Cell i's run, carried over from an earlier suite with its files.
+  void carry(size_t i, const RunResult& run, const fs::path& scenario_dir) {
+    const Cell& cell = cells_[i];
+    try {
+      copy_run_files(run, carried_.from / scenarios_[cell.scenario].name, scenario_dir);
+    } catch (const std::exception&) {
+      std::lock_guard lock(mu_);
+      if (!write_error_) write_error_ = std::current_exception();
+    }
+    progress_.finished(label(cell) + " (carried)", run, 0);
+    std::lock_guard lock(mu_);
+    runs_[i] = run;
+    if (--left_[cell.scenario] == 0) write_scenario(cell.scenario);
   }
 
   // The run of a cell whose runner threw `error`.
@@ -145,6 +167,7 @@ class Execution {
   const std::vector<Scenario>& scenarios_;
   const SuiteOptions& options_;
   const CellRunner& run_cell_;
+  const CarriedRuns& carried_;
   const std::vector<Cell> cells_;
   std::atomic<size_t> next_{0};
   std::mutex mu_;
@@ -163,7 +186,9 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
   const std::string started_at = utc_now();
   const auto start = std::chrono::steady_clock::now();
   fs::create_directories(options.out_dir);
-  std::vector<RunResult> runs = Execution(scenarios, options, run_cell, cells).run();
+  const CarriedRuns carried =
+      options.reuse ? carried_runs(*options.reuse, scenarios, options) : CarriedRuns{};
+  std::vector<RunResult> runs = Execution(scenarios, options, run_cell, cells, carried).run();
 
   // Group the runs by scenario × algorithm, in cell order.
   std::vector<std::pair<size_t, std::string>> keys;
@@ -183,6 +208,7 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
       scenario_entries.push_back({{"scenario", scenario.name},
                                   {"dir", scenario.name},
                                   {"file", scenario.file.string()},
+                                  {"fingerprint", fingerprint(scenario)},
                                   {"seed", seed},
                                   {"algorithms", json::array()}});
       junit.push_back({scenario.name,
@@ -237,7 +263,10 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
       {"totals", totals.to_json()},
       {"exit_status", status},
       {"redis_version", options.redis_version},
+      {"lab_build", lab_build()},
       {"locks", locks}};
+  if (options.reuse)
+    document["reuse"] = {{"from", options.reuse->string()}, {"cells_carried", carried.cells}};
   write_file_atomically(options.out_dir / "results.json", document.dump(2) + "\n");
   if (options.junit_file)
     write_file_atomically(*options.junit_file, junit_xml("locklab " + options.name, junit));

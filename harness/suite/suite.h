@@ -40,6 +40,9 @@ struct SuiteOptions {
   std::vector<LockUnderTest> locks;
   // The Redis version the cells ran against, as results record it ("" unknown).
   std::string redis_version;
+  // An earlier suite's results directory whose cells measured under the same
+  // conditions are carried over instead of run again (reuse.h).
+  std::optional<std::filesystem::path> reuse;
   bool html_report = true;
   // How the suite was started (command line, working directory), recorded
   // as given in results.json so that the suite can be repeated.

@@ -139,6 +139,7 @@ json CellSummary::to_json() const {
       out["incidents"]["first"] = std::move(first);
     }
   }
+  if (carried_from) out["carried_from"] = *carried_from;
   if (!scenario_file.empty()) out["scenario_file"] = scenario_file;
   if (!results.empty()) out["results"] = results;
   return out;
@@ -200,6 +201,10 @@ CellSummary summarize_cell(const std::string& scenario, const std::vector<RunRes
       cell.timing.teardown += run.timing->teardown;
     }
   }
+  if (!runs.empty() && std::all_of(runs.begin(), runs.end(), [](const RunResult& run) {
+        return run.carried_from.has_value();
+      }))
+    cell.carried_from = runs.front().carried_from;
   cell.runs = int64_t(runs.size());
   cell.runs_met = cell.outcomes[RunOutcome::kMet];
   cell.outcome = cell_outcome(outcomes);

@@ -70,7 +70,9 @@ struct CellSummary {
   std::vector<std::string> verdicts;
   std::vector<std::optional<uint64_t>> seeds;  // per run
   double seconds = 0;                          // the runs' seconds, summed
-  RunTiming timing;           // the runs' timing, summed (timing{…} in results.json)
+  RunTiming timing;  // the runs' timing, summed (timing{…} in results.json)
+  // Every run was carried over from this earlier suite (--reuse), not run again.
+  std::optional<std::string> carried_from;
   std::string scenario_file;  // set by run_suite: the scenario file as given
   std::string results;        // set by run_suite: the scenario's results.json, relative to OUT
 

@@ -206,6 +206,59 @@ TEST_F(RunSuite, JobsRunCellsAtOnceAndKeepTheOrder) {
       << "a scenario's runs are in cell order, not finish order";
 }
 
+// --reuse: cells an earlier suite measured under the same conditions are
+// carried over with their files; a changed story or lock version is run again.
+TEST_F(RunSuite, ReuseCarriesOnlyTheCellsMeasuredUnderTheSameConditions) {
+  std::vector<Scenario> scenarios = {scenario("calm", {"set-nx-px", "fenced"}, 3),
+                                     scenario("pause", {"set-nx-px"}, 8, "violated")};
+  SuiteOptions first = options();
+  first.matrix.runs = 2;
+  first.locks = {LockUnderTest::built_in("set-nx-px"), LockUnderTest::built_in("fenced")};
+  run_suite(scenarios, first, runner);
+  ASSERT_EQ(fake.calls.size(), 6u);
+
+  // The pause story changed, fenced announced another version.
+  scenarios[1].duration_ms += 1;
+  SuiteOptions second = first;
+  second.reuse = first.out_dir;
+  second.out_dir = out.path() / "second";
+  second.locks[1].version = "fenced 2";
+  json suite = run_suite(scenarios, second, runner);
+  std::set<std::pair<std::string, std::string>> rerun;
+  for (size_t i = 6; i < fake.calls.size(); ++i)
+    rerun.insert({fake.calls[i].scenario, fake.calls[i].algorithm});
+  EXPECT_EQ(fake.calls.size(), 6u + 4u);
+  EXPECT_EQ(rerun, (std::set<std::pair<std::string, std::string>>{{"calm", "fenced"},
+                                                                  {"pause", "set-nx-px"}}));
+  EXPECT_EQ(suite["reuse"]["cells_carried"], 1);
+  EXPECT_EQ(suite["cells"][0]["algorithm"], "set-nx-px");
+  EXPECT_EQ(suite["cells"][0]["carried_from"], first.out_dir.string());
+  EXPECT_FALSE(suite["cells"][1].contains("carried_from"));
+  EXPECT_EQ(suite["cells"][0]["runs"], 2);
+  EXPECT_TRUE(fs::exists(second.out_dir / "calm" / "run-2" / "set-nx-px" / "history.jsonl"))
+      << "a carried run's files come with it";
+  const json calm = read_json(second.out_dir / "calm" / "results.json");
+  EXPECT_EQ(calm["runs"][0]["carried_from"], first.out_dir.string());
+  EXPECT_EQ(calm["runs"][0]["history"], "run-1/set-nx-px/history.jsonl");
+  EXPECT_NE(reports::comparison_markdown(second.out_dir).find("carried over: 1 cells"),
+            std::string::npos);
+
+  // Onto itself: nothing runs, nothing is lost.
+  SuiteOptions again = second;
+  again.reuse = second.out_dir;
+  json same = run_suite(scenarios, again, runner);
+  EXPECT_EQ(fake.calls.size(), 10u);
+  EXPECT_EQ(same["reuse"]["cells_carried"], 3);
+  EXPECT_TRUE(fs::exists(second.out_dir / "calm" / "run-2" / "set-nx-px" / "history.jsonl"));
+
+  // Other runs per cell: nothing is carried.
+  SuiteOptions more = again;
+  more.matrix.runs = 3;
+  more.out_dir = out.path() / "third";
+  EXPECT_EQ(run_suite(scenarios, more, runner)["reuse"]["cells_carried"], 0);
+  EXPECT_EQ(fake.calls.size(), 19u);
+}
+
 TEST_F(RunSuite, ShardRunsOnlyItsCells) {
   SuiteOptions o = options();
   o.shard = {2, 2};

@@ -1,0 +1,57 @@
+// `locklab suite --reuse DIR`: the cells an earlier suite already measured
+// under the same conditions are carried over from DIR instead of measured
+// again, so that adding a library measures one column. A cell (scenario ×
+// lock) is carried when DIR's results.json has it with
+//   - the same scenario, by fingerprint: its faults, timings, workload and
+//     expectations, as scenario_to_json() writes them;
+//   - the same lock: name, version (as its adapter's hello announced it) and
+//     adapter command;
+//   - the same lab build (the locklab executable, byte for byte) and the
+//     same Redis version;
+//   - the same runs per cell and base seed, and no run that failed.
+// An adapter's own code is not compared beyond its version: after changing
+// an adapter without changing what it announces, do not reuse its column.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "results.h"
+#include "scenario.h"
+#include "suite.h"
+
+namespace locklab::suite {
+
+// 16 hex digits that change whenever anything of the scenario that a run
+// reads changes (FNV-1a 64 of its canonical JSON).
+std::string fingerprint(const Scenario& scenario);
+
+// 16 hex digits of the running locklab executable's bytes: two suites ran
+// the same lab exactly when these agree.
+std::string lab_build();
+
+// The runs an earlier suite measured that this one may carry over, by
+// (scenario name, lock name, run number: 1 when the suite runs each cell
+// once), each with carried_from set to `dir`.
+struct CarriedRuns {
+  std::filesystem::path from;
+  std::map<std::tuple<std::string, std::string, int>, RunResult> runs;
+  size_t cells = 0;  // cells carried whole
+};
+
+// What of `dir`'s suite this suite (`scenarios`, `options`) may carry over;
+// nothing when `dir` holds no suite's results.json (a first run). Throws
+// std::runtime_error naming the file when `dir` holds a results.json that
+// cannot be read.
+CarriedRuns carried_runs(const std::filesystem::path& dir, const std::vector<Scenario>& scenarios,
+                         const SuiteOptions& options);
+
+// Copies the directory of `run`'s history (its lock's logs beside it) from
+// the scenario directory `from` to `to`; nothing when both are the same.
+void copy_run_files(const RunResult& run, const std::filesystem::path& from,
+                    const std::filesystem::path& to);
+
+}  // namespace locklab::suite
