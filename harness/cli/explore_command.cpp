@@ -43,7 +43,7 @@ struct ExploreCommandOptions {
   std::string target, network;
   double minutes = 0;
   int64_t runs = 0;
-  int jobs = 1, confirm_runs = 10, shrink_candidates = 60, max_found = 8;
+  int jobs = 2, confirm_runs = 10, shrink_candidates = 60, max_found = 8;
   uint64_t seed = 0;
 };
 

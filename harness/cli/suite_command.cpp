@@ -21,7 +21,10 @@ struct SuiteCommandOptions {
   std::vector<std::string> inputs;
   std::string out_dir = "locklab-out/suite";
   std::string junit_file;
-  int jobs = 1;
+  // Cells mostly wait on timers: four at a time kept every cell of the
+  // comparison certain on two cores with two busy loops beside it
+  // (docs/PERFORMANCE.md, "How many at a time").
+  int jobs = 4;
   std::string shard = "1/1";
   int runs = 1;
   uint64_t seed = 0;

@@ -18,6 +18,10 @@ struct Expectation {
   // With "violated": every overlap class (OverlapClass's name) that must be
   // found among the run's overlaps: whose fault the design says the overlap is.
   std::vector<std::string> classes;
+  // Every incident kind (vocabulary/incident_kind.h) the library must leave
+  // behind in the run: what its design leaves to nobody (an unhandled
+  // rejection of a background refresh, say), whatever the verdict.
+  std::vector<std::string> incidents;
   // Why the design predicts this, in one sentence, written before the cell
   // was measured (and, where a measurement corrected it, what the history showed).
   std::string why;
@@ -26,7 +30,7 @@ struct Expectation {
 };
 
 // `expectation` as results.json writes it: {"verdict": ...}, plus "kinds",
-// "absent", "classes" and "why" when they are not empty.
+// "absent", "classes", "incidents" and "why" when they are not empty.
 nlohmann::json expectation_json(const Expectation& expectation);
 
 }  // namespace locklab

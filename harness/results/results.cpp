@@ -29,6 +29,7 @@ Expectation read_expectation(Fields e) {
   out.kinds = e.texts("kinds").value_or(out.kinds);
   out.absent = e.texts("absent").value_or(out.absent);
   out.classes = e.texts("classes").value_or(out.classes);
+  out.incidents = e.texts("incidents").value_or(out.incidents);
   out.why = e.text("why").value_or("");
   return out;
 }
@@ -438,11 +439,21 @@ bool overlapped_otherwise(const Expectation& expected, const Check& measured) {
 
 }  // namespace
 
+std::string missing_incident(const Expectation& expected, const RunResult& run) {
+  for (const auto& kind : expected.incidents)
+    if (std::none_of(run.incidents.begin(), run.incidents.end(), [&](const Incident& incident) {
+          return incident_name(incident.kind) == kind;
+        }))
+      return kind;
+  return "";
+}
+
 RunOutcome decide_outcome(const RunResult& run) {
   if (run.error) return RunOutcome::kError;
   if (run.not_applicable) return RunOutcome::kNotApplicable;
   if (!run.exercised) return RunOutcome::kNotExercised;
   const Expectation expected = run.expected.value_or(Expectation{});
+  if (!missing_incident(expected, run).empty()) return RunOutcome::kUnmet;
   Check verdict_only;
   verdict_only.verdict = run.verdict;
   const Check& measured = run.check ? *run.check : verdict_only;

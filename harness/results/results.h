@@ -170,6 +170,9 @@ struct RunResult {
   bool operator==(const RunResult&) const = default;
 };
 
+// The first incident kind `expected` names that `run` did not leave, or "".
+std::string missing_incident(const Expectation& expected, const RunResult& run);
+
 // A results.json document.
 struct ScenarioResults {
   std::string scenario;

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "incident_kind.h"
 #include "json_fields.h"
 #include "lock.h"
 #include "shape.h"
@@ -52,6 +53,11 @@ Expectation parse_expectation(const json& value, const std::string& path,
   if (e.verdict == Verdict::Safe && !e.classes.empty())
     f.fail(f.path("classes"),
            "lists overlap classes that must be found, but the verdict is \"safe\"");
+  e.incidents = f.texts("incidents").value_or(std::vector<std::string>{});
+  for (const auto& kind : e.incidents)
+    if (!incident_named(kind))
+      f.fail(f.path("incidents"), "has an unknown incident kind \"" + kind +
+                                      "\" (known: " + kIncidentKinds.list() + ")");
   e.why = f.text("why").value_or("");
   f.done();
   return e;

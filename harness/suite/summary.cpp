@@ -61,6 +61,10 @@ std::string unmet_reason(const RunResult& run) {
   if (outcome == RunOutcome::kNotExercised) return never_fired(run);
   if (outcome != RunOutcome::kUnmet) return "";
   const Expectation expected = run.expected.value_or(Expectation{});
+  if (const std::string kind = missing_incident(expected, run); !kind.empty())
+    return "expected the library to leave an " + kind + " behind, and it left " +
+           (run.incidents.empty() ? std::string("nothing")
+                                  : std::string(incident_name(run.incidents.front().kind)));
   const std::string got(verdict_name(run.verdict));
   const auto found = found_kinds(run);
   if (expected.verdict == Verdict::Safe && run.verdict == Verdict::Violated)

@@ -82,9 +82,20 @@ def main():
     if not entries:
         fail(f"no library of libraries.json runs on {runtime}")
     libraries = [hello_name(entry["adapter"], directory) for entry in entries]
+    # The comparison's stories that expect one of these libraries to leave an
+    # incident behind (an unhandled rejection, say) run here too.
+    incident_stories = []
+    for file in sorted(os.listdir(os.path.join(project, "scenarios"))):
+        if not file.endswith(".json") or file == "schema.json":
+            continue
+        story = json.load(open(os.path.join(project, "scenarios", file)))
+        if any(name in libraries and expected.get("incidents")
+               for name, expected in story.get("libraries", {}).items()):
+            incident_stories.append(os.path.join("scenarios", file))
     out = tempfile.mkdtemp(prefix="locklab-libraries-")
     try:
-        command = [locklab, "suite", STORIES, *CONTROLS, "--libraries", libraries_file,
+        command = [locklab, "suite", STORIES, *CONTROLS, *incident_stories,
+                   "--libraries", libraries_file,
                    "--out", out, "--jobs", "3"]
         for name in libraries:
             command += ["-a", name]
@@ -112,10 +123,12 @@ def main():
             fail(f"pause-longer-than-lease × {name}: expected violated")
 
     # Every expectation a library story writes for a library is what was
-    # measured (met, not merely safer than a built-in).
+    # measured (met, not merely safer than a built-in), and so is every
+    # incident a story expects a library to leave behind.
     stories = 0
-    for file in sorted(os.listdir(os.path.join(project, STORIES))):
-        story = json.load(open(os.path.join(project, STORIES, file)))
+    files = [os.path.join(STORIES, f) for f in sorted(os.listdir(os.path.join(project, STORIES)))]
+    for file in files + incident_stories:
+        story = json.load(open(os.path.join(project, file)))
         for name, expected in story.get("libraries", {}).items():
             if name not in libraries:
                 continue  # a library of another runtime's test
@@ -129,6 +142,11 @@ def main():
                     missing = [k for k in expected.get("kinds", []) if k not in cell["kinds"]]
                     if missing:
                         fail(f"{story['name']} × {name}: kinds {missing} not found")
+                for kind in expected.get("incidents", []):
+                    left = cell.get("incidents", {}).get("kinds", {}).get(kind, 0)
+                    if left != cell["runs"]:
+                        fail(f"{story['name']} × {name}: {kind} left in {left} of "
+                             f"{cell['runs']} runs, expected in every run")
             if cell["outcome"] != want:
                 fail(f"{story['name']} × {name}: {cell['outcome']}, expected {want}")
     if stories == 0 and runtime in (None, "node"):

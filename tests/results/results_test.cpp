@@ -325,6 +325,29 @@ TEST(DecideOutcome, AnAdapterWhoseOverlapHasAnotherCauseIsNotSafer) {
   EXPECT_EQ(decide(check_of("safe", {}), "set-nx-px"), RunOutcome::kSaferThan);
 }
 
+// An expectation that a library leaves an incident behind is unmet by a run
+// that left none, whatever its verdict, for a built-in and an adapter alike.
+TEST(DecideOutcome, AnExpectedIncidentMustHaveBeenLeft) {
+  Expectation expected{Verdict::Safe, {}, {}};
+  expected.incidents = {"unhandled-rejection"};
+  for (std::optional<std::string> like :
+       {std::optional<std::string>(), std::optional<std::string>("set-nx-px")}) {
+    RunResult run;
+    run.algorithm = "adapter";
+    run.like = like;
+    run.expected = expected;
+    run.verdict = Verdict::Safe;
+    run.check = check_of("safe", {});
+    EXPECT_EQ(decide_outcome(run), RunOutcome::kUnmet);
+    EXPECT_EQ(missing_incident(expected, run), "unhandled-rejection");
+    run.incidents = {{"c1", IncidentKind::kUncaughtException, "other", 1}};
+    EXPECT_EQ(decide_outcome(run), RunOutcome::kUnmet) << "another kind is not the one expected";
+    run.incidents.push_back({"c1", IncidentKind::kUnhandledRejection, "Command timed out", 2});
+    EXPECT_EQ(decide_outcome(run), RunOutcome::kMet);
+  }
+  EXPECT_EQ(expectation_json(expected)["incidents"], nlohmann::json({"unhandled-rejection"}));
+}
+
 // The outcome decision, rule by rule.
 TEST(DecideOutcome, EveryRule) {
   const Expectation safe{Verdict::Safe, {}, {}};

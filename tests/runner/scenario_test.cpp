@@ -64,6 +64,23 @@ TEST(Scenario, ExpectationsSayWhyAndNotApplicableCellsSayWhyNot) {
 
 // An expectation can name whose fault the overlap is: the class is checked
 // against the vocabulary, needs a violated verdict, and is kept in the JSON.
+// An expectation can name what a library must leave behind, in the
+// vocabulary's words.
+TEST(Scenario, AnExpectationNamesTheIncidentsALibraryLeaves) {
+  Scenario s = parse_scenario(json::parse(R"({"name":"x","algorithms":["set-nx-px"],
+      "expect":{"default":{"verdict":"safe","incidents":["unhandled-rejection"]}}})"),
+                              "s.json");
+  EXPECT_EQ(s.expectation_for("set-nx-px").incidents,
+            std::vector<std::string>{"unhandled-rejection"});
+  EXPECT_EQ(scenario_to_json(s)["expect"]["default"]["incidents"],
+            json::array({"unhandled-rejection"}));
+  EXPECT_NE(error_of(json::parse(R"({"algorithms":["set-nx-px"],
+                "expect":{"default":{"verdict":"safe","incidents":["crash"]}}})"))
+                .find("'expect.default.incidents' has an unknown incident kind \"crash\" (known: "
+                      "unhandled-rejection, uncaught-exception)"),
+            std::string::npos);
+}
+
 TEST(Scenario, AnExpectationNamesTheOverlapClass) {
   Scenario s = parse_scenario(json::parse(R"({"name":"x","algorithms":["set-nx-px"],
       "expect":{"default":{"verdict":"violated","kinds":["mutual-exclusion"],
