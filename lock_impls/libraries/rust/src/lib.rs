@@ -1,0 +1,2 @@
+//! Shared code of the Rust adapters (one binary per library in src/bin).
+pub mod protocol;
