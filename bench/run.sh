@@ -7,7 +7,9 @@
 #   bash bench/run.sh [--suite-results DIR] [--envelope-results DIR] [--quick]
 #
 # --suite-results DIR  also report a suite run's wall time, total and per
-#                      scenario, from DIR/results.json (a run that already
+#                      scenario, and where its cells' time went (servers,
+#                      clients, story, check, teardown; in all and per lock),
+#                      from DIR/results.json (a run that already
 #                      happened: `locklab suite scenarios --jobs 2 --out DIR`)
 # --envelope-results DIR  also report a safety envelope's wall time, total
 #                      and per lock, from DIR/envelope.json (`locklab
@@ -129,6 +131,23 @@ if suite_dir:
     doc["suite_jobs"] = suite.get("options", {}).get("jobs")
     doc["suite_started_at"] = suite.get("started_at")
     doc["suite_scenario_seconds"] = per
+    # Where the cells' time went (each run's timing, summed; suites from
+    # before it have none), and per lock, so that a slow column shows.
+    phases = ("servers", "clients", "story", "check", "teardown")
+    total = {p: 0.0 for p in phases}
+    per_lock = {}
+    for cell in suite.get("cells", []):
+        timing = cell.get("timing") or {}
+        lock = per_lock.setdefault(cell["algorithm"], {p: 0.0 for p in phases})
+        for p in phases:
+            total[p] += timing.get(p, 0)
+            lock[p] += timing.get(p, 0)
+    summed = sum(total.values())
+    if summed > 0:
+        doc["suite_time_breakdown"] = {
+            p: {"seconds": round(total[p], 1), "share": round(total[p] / summed, 3)} for p in phases}
+        doc["suite_time_per_lock"] = {
+            name: {p: round(v, 1) for p, v in phases_of.items()} for name, phases_of in per_lock.items()}
 doc["envelope_seconds"] = None
 if envelope_dir:
     envelope = json.load(open(os.path.join(envelope_dir, "envelope.json")))
