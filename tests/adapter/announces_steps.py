@@ -5,27 +5,24 @@ SET NX PX, then {"id": N, "step": "after-send"}, wait for the lab's
 did not declare (a protocol error the lab must name)."""
 import argparse
 import json
+import os
 import sys
 import uuid
 
 import redis
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scripted import endpoint, requests, send  # noqa: E402
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--redis", required=True)
 parser.add_argument("--undeclared", action="store_true")
 args = parser.parse_args()
-host, port = args.redis.split(",")[0].rsplit(":", 1)
-client = redis.Redis(host=host, port=int(port), socket_timeout=1.0, socket_connect_timeout=1.0)
+host, port = endpoint(args)
+client = redis.Redis(host=host, port=port, socket_timeout=1.0, socket_connect_timeout=1.0)
 
 
-def send(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
-
-
-for line in sys.stdin:
-    request = json.loads(line)
-    rid, op = request["id"], request["op"]
+for rid, op, request in requests():
     if op == "hello":
         send({"id": rid, "ok": True, "name": "announces-steps", "steps": ["after-send"]})
         continue

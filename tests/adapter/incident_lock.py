@@ -6,32 +6,28 @@ unhandled rejection dated at hello, and the end-of-run "incidents"
 request returns an uncaught exception. With --refuse-connect, connect
 answers ok:false; with --bad-incident, the first incident has no kind."""
 import argparse
-import json
+import os
 import sys
 import time
 import uuid
 
 import redis
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scripted import endpoint, requests, send  # noqa: E402
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--redis", required=True)
 parser.add_argument("--refuse-connect", action="store_true")
 parser.add_argument("--bad-incident", action="store_true")
 args = parser.parse_args()
-host, port = args.redis.split(",")[0].rsplit(":", 1)
+host, port = endpoint(args)
 client = None
 hello_at = None
 first = True
 
 
-def send(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
-
-
-for line in sys.stdin:
-    request = json.loads(line)
-    rid, op = request["id"], request["op"]
+for rid, op, request in requests():
     if op == "hello":
         hello_at = time.monotonic()
         send({"id": rid, "ok": True, "name": "incident-lock", "connect": True, "incidents": True})
@@ -39,7 +35,7 @@ for line in sys.stdin:
         if args.refuse_connect:
             send({"id": rid, "ok": False, "error": "Connection refused"})
             continue
-        client = redis.Redis(host=host, port=int(port), socket_timeout=1.0)
+        client = redis.Redis(host=host, port=port, socket_timeout=1.0)
         client.ping()
         print("connected", file=sys.stderr, flush=True)
         send({"id": rid, "ok": True})

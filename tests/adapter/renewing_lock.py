@@ -5,31 +5,27 @@ false once a lease is 50 ms old (its refresh found the lock gone); every
 release answers unknown the first time it is asked, and records each
 release request's cancel_after_ms on stderr."""
 import argparse
-import json
+import os
 import sys
 import time
 import uuid
 
 import redis
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scripted import endpoint, requests, send  # noqa: E402
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--redis", required=True)
 parser.add_argument("--lost", action="store_true")
 args = parser.parse_args()
-host, port = args.redis.split(",")[0].rsplit(":", 1)
-client = redis.Redis(host=host, port=int(port), socket_timeout=1.0, socket_connect_timeout=1.0)
+host, port = endpoint(args)
+client = redis.Redis(host=host, port=port, socket_timeout=1.0, socket_connect_timeout=1.0)
 taken = {}  # owner -> when
 asked = set()  # owners whose release was asked once
 
 
-def send(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
-
-
-for line in sys.stdin:
-    request = json.loads(line)
-    rid, op = request["id"], request["op"]
+for rid, op, request in requests():
     if op == "hello":
         send({"id": rid, "ok": True, "name": "renewing-lock", "renews": True,
               "version": "renewing-lock 1.0"})
