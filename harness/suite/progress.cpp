@@ -31,8 +31,11 @@ std::string clipped(const std::string& text, size_t columns) {
 
 }  // namespace
 
-std::string progress_line(size_t done, size_t total, const std::string& label, const RunResult& run,
-                          double seconds) {
+namespace {
+
+// The line of a finished run, before what its library left behind.
+std::string outcome_line(size_t done, size_t total, const std::string& label, const RunResult& run,
+                         double seconds) {
   char time[32];
   std::snprintf(time, sizeof time, "%.1fs", seconds);
   const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
@@ -56,6 +59,15 @@ std::string progress_line(size_t done, size_t total, const std::string& label, c
       break;
   }
   return line + "NOT MET " + time + " — " + unmet_reason(run);
+}
+
+}  // namespace
+
+std::string progress_line(size_t done, size_t total, const std::string& label, const RunResult& run,
+                          double seconds) {
+  std::string line = outcome_line(done, total, label, run, seconds);
+  if (!run.incidents.empty()) line += " ⚑ " + incident_text(run.incidents.front());
+  return line;
 }
 
 Progress::Progress(std::ostream& out, bool live, size_t total)

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "progress.h"
+
 namespace locklab::suite {
 namespace {
 
@@ -205,6 +207,17 @@ TEST(Summary, TheCellSaysWhatTheLibraryLeftBehindWithoutChangingItsOutcome) {
             "c2: unhandled-rejection at 2.41 s (Command timed out); an application on Node's "
             "defaults (--unhandled-rejections=throw) would have crashed here");
   EXPECT_FALSE(summarize_cell("s", {decided(quiet)}).to_json().contains("incidents"));
+}
+
+TEST(Progress, AFinishedRunsLineSaysWhatItsLibraryLeftBehind) {
+  RunResult left = decided(run("safe", "safe", {}, 2));
+  EXPECT_EQ(progress_line(3, 9, "stalled-server × node-redisson", left, 4.9),
+            "[3/9] stalled-server × node-redisson: safe (expected safe) ok 4.9s");
+  left.incidents = {{"c1", IncidentKind::kUnhandledRejection, "Command timed out", 2412.5}};
+  EXPECT_EQ(progress_line(3, 9, "stalled-server × node-redisson", left, 4.9),
+            "[3/9] stalled-server × node-redisson: safe (expected safe) ok 4.9s ⚑ c1: "
+            "unhandled-rejection at 2.41 s (Command timed out); an application on Node's defaults "
+            "(--unhandled-rejections=throw) would have crashed here");
 }
 
 TEST(Summary, AvailabilityLostUnderAFaultIsCountedApart) {
