@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -381,27 +382,47 @@ int recording(const Options& options) {
   // Rounds of a pair, the two loops taking turns (which goes first
   // alternates, so a drift of the machine favours neither): the overhead is
   // the median round's 1 - recorded / not recorded.
-  std::vector<double> recorded, bare, overheads;
+  // Beside the rates, the lab's own CPU time per acquisition in each loop:
+  // what recording costs the lab, which a busy neighbour moves far less than
+  // it moves a rate (the rate falls by that cost only while the lab's one
+  // thread is the bottleneck).
+  std::vector<double> recorded, bare, overheads, cpu_overheads;
   for (int round = 0; round < options.rounds; ++round) {
-    double rates[2] = {0, 0};  // [recorded, not recorded]
+    double rates[2] = {0, 0};   // [recorded, not recorded]
+    double cpu_us[2] = {0, 0};  // lab CPU µs per acquisition, the same
+    double sys_us[2] = {0, 0};  // of which in the kernel
     for (int turn = 0; turn < 2; ++turn) {
       const bool record = (turn == 0) == (round % 2 == 0);
       LoopResult r = run_loop("set-nx-px", clients, options.seconds, record, false);
       rates[record ? 0 : 1] = double(r.acquisitions) / r.seconds;
+      cpu_us[record ? 0 : 1] = r.lab_cpu * 1e6 / double(std::max<int64_t>(r.acquisitions, 1));
+      sys_us[record ? 0 : 1] =
+          r.lab_system_cpu * 1e6 / double(std::max<int64_t>(r.acquisitions, 1));
     }
     recorded.push_back(rates[0]);
     bare.push_back(rates[1]);
     overheads.push_back(1 - rates[0] / rates[1]);
-    std::printf("round %d: recorded %.0f, not recorded %.0f acquisitions/s: overhead %.1f %%\n",
-                round + 1, rates[0], rates[1], overheads.back() * 100);
+    cpu_overheads.push_back(cpu_us[0] / cpu_us[1] - 1);
+    std::printf(
+        "round %d: recorded %.0f, not recorded %.0f acquisitions/s: overhead %.1f %%; lab CPU "
+        "%.2f vs %.2f µs per acquisition (kernel %.2f vs %.2f): %+.1f %%\n",
+        round + 1, rates[0], rates[1], overheads.back() * 100, cpu_us[0], cpu_us[1], sys_us[0],
+        sys_us[1], cpu_overheads.back() * 100);
     std::fflush(stdout);
   }
+  auto median_of = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return std::array<double, 3>{values[(values.size() - 1) / 2], values.front(), values.back()};
+  };
+  const auto [median, least, most] = median_of(overheads);
+  const auto [cpu_median, cpu_least, cpu_most] = median_of(cpu_overheads);
+  std::printf(
+      "set-nx-px, %d clients: recording overhead %.1f %% (median of %zu rounds; %.1f to %.1f %%); "
+      "lab CPU per acquisition %+.1f %% (%.1f to %.1f %%)\n",
+      clients, median * 100, overheads.size(), least * 100, most * 100, cpu_median * 100,
+      cpu_least * 100, cpu_most * 100);
   std::vector<double> sorted = overheads;
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted[(sorted.size() - 1) / 2];
-  std::printf(
-      "set-nx-px, %d clients: recording overhead %.1f %% (median of %zu rounds; %.1f to %.1f %%)\n",
-      clients, median * 100, sorted.size(), sorted.front() * 100, sorted.back() * 100);
   write_json(options, {{"recording_overhead", std::round(median * 1000) / 1000},
                        {"recording",
                         {{"algorithm", "set-nx-px"},
@@ -411,7 +432,10 @@ int recording(const Options& options) {
                          {"min_overhead", std::round(sorted.front() * 1000) / 1000},
                          {"max_overhead", std::round(sorted.back() * 1000) / 1000},
                          {"recorded_acquisitions_per_s", recorded},
-                         {"not_recorded_acquisitions_per_s", bare}}}});
+                         {"not_recorded_acquisitions_per_s", bare},
+                         {"lab_cpu_overhead", std::round(cpu_median * 1000) / 1000},
+                         {"min_lab_cpu_overhead", std::round(cpu_least * 1000) / 1000},
+                         {"max_lab_cpu_overhead", std::round(cpu_most * 1000) / 1000}}}});
   return 0;
 }
 
