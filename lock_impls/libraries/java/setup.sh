@@ -5,7 +5,7 @@
 # Idempotent: a stamp of pom.xml's and the sources' hash makes a second run
 # instant. Needs Java 17+ and Maven (Debian: default-jdk-headless, maven).
 set -euo pipefail
-cd "$(dirname "$0")"
+case $0 in */*) cd "${0%/*}" ;; esac
 
 if ! command -v java >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
   echo "lab.sh: error: java/javac not found: the Java adapters need a JDK 17 or later (Debian: apt-get install default-jdk-headless)" >&2
