@@ -34,7 +34,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * lockAtLeastFor = 0)): SET job-lock:default:<name> <value> NX PX ttl_ms.
  * ShedLock never waits (it skips a locked task); a client that must wait
  * tries again every 100 ms until wait_ms has passed, as an application
- * looping on lock() would. See README.md.
+ * looping on lock() would; validity_ms is lockAtMostFor from the attempt
+ * that won. See README.md.
  */
 public final class ShedLockRedis implements Protocol.Adapter {
 
@@ -89,9 +90,11 @@ public final class ShedLockRedis implements Protocol.Adapter {
     public Map<String, Object> acquire(JsonNode request) throws InterruptedException {
         String name = request.get("lock").asText();
         Duration lease = Duration.ofMillis(request.get("ttl_ms").asLong());
-        long deadline = System.nanoTime() + request.get("wait_ms").asLong() * 1_000_000;
+        long started = System.nanoTime();
+        long deadline = started + request.get("wait_ms").asLong() * 1_000_000;
         while (true) {
             Optional<SimpleLock> lock;
+            long attempt = System.nanoTime();
             try {
                 lock = provider.lock(new LockConfiguration(Instant.now(), name, lease, Duration.ZERO));
             } catch (Exception e) {
@@ -102,6 +105,10 @@ public final class ShedLockRedis implements Protocol.Adapter {
                 holders.put(owner, lock.get());
                 Map<String, Object> response = Protocol.ok();
                 response.put("owner", owner);
+                // The lock's lockAtMostUntil, which ShedLock gives its user: lockAtMostFor
+                // from the attempt that won (LockConfiguration's createdAt), not from
+                // the first attempt of the loop.
+                response.put("validity_ms", lease.toMillis() + (attempt - started) / 1_000_000);
                 return response;
             }
             if (System.nanoTime() + RETRY_MS * 1_000_000 > deadline) return Protocol.fail("held by another client");
