@@ -1,0 +1,276 @@
+package locklab;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.BufferedReader;
+import java.io.FileOutputStream;
+import java.io.FileDescriptor;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The locklab adapter protocol (harness/adapter/PROTOCOL.md) for the Java
+ * adapters: the --redis argument, the JSON-lines loop (one request per line
+ * on stdin, one response per line on stdout with the request's id, flushed),
+ * the connect op, incidents, and a deadline under the lab's reply timeout.
+ * Each adapter class only maps hello / connect / acquire / release / extend /
+ * held to its library:
+ *
+ * <pre>
+ *   public static void main(String[] args) {
+ *       Protocol.serve(args, endpoints -> new MyAdapter(endpoints));
+ *   }
+ * </pre>
+ *
+ * stdout is kept for responses: System.out is pointed at stderr, where the
+ * libraries' logging (slf4j-simple) goes too.
+ */
+public final class Protocol {
+
+    /** One Redis endpoint of --redis: a fault proxy of the lab. */
+    public record Endpoint(String host, int port) {
+        public String uri() { return "redis://" + host + ":" + port; }
+    }
+
+    /** What an adapter implements; a response is a map without "id". */
+    public interface Adapter {
+        Map<String, Object> hello();
+        /** Builds the client and opens its connections (the connect op, or lazily before the first acquire). */
+        void connect() throws Exception;
+        Map<String, Object> acquire(JsonNode request) throws Exception;
+        Map<String, Object> release(JsonNode request) throws Exception;
+        default Map<String, Object> extend(JsonNode request) throws Exception {
+            return fail("unsupported: the library has no extend");
+        }
+        default Map<String, Object> held(JsonNode request) throws Exception {
+            return fail("unsupported: the library does not say whether a lease is held");
+        }
+    }
+
+    public interface Factory {
+        Adapter create(List<Endpoint> endpoints) throws Exception;
+    }
+
+    /** A request the library has not answered after this long (+ wait_ms) gets unknown, under the lab's 10 s. */
+    static final long DEADLINE_MS = 8000;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+    private static final List<Map<String, Object>> incidents = new ArrayList<>();
+    private static volatile long helloAnsweredNs = System.nanoTime();
+
+    private Protocol() {}
+
+    public static Map<String, Object> ok() {
+        Map<String, Object> response = new LinkedHashMap<>();
+        response.put("ok", true);
+        return response;
+    }
+
+    /** Definitely not: nothing of the request is left in Redis. */
+    public static Map<String, Object> fail(String error) {
+        Map<String, Object> response = new LinkedHashMap<>();
+        response.put("ok", false);
+        response.put("error", error);
+        return response;
+    }
+
+    /** It may or may not have happened (a timeout, a connection lost after sending). */
+    public static Map<String, Object> unknown(String error) {
+        Map<String, Object> response = fail(error);
+        response.put("unknown", true);
+        return response;
+    }
+
+    /** One line: the exception's class and message, and its causes'. */
+    public static String describe(Throwable error) {
+        StringBuilder text = new StringBuilder();
+        for (Throwable e = error; e != null; e = e.getCause() == e ? null : e.getCause()) {
+            if (text.length() > 0) text.append(" <- ");
+            text.append(e.getClass().getSimpleName());
+            if (e.getMessage() != null) text.append(": ").append(e.getMessage().split("\n")[0]);
+        }
+        return text.length() > 300 ? text.substring(0, 300) : text.toString();
+    }
+
+    /** "artifact version" from the jar that holds cls (its Maven pom.properties, else its manifest). */
+    public static String versionOf(Class<?> cls, String group, String artifact) {
+        String path = "/META-INF/maven/" + group + "/" + artifact + "/pom.properties";
+        try (InputStream in = cls.getResourceAsStream(path)) {
+            if (in != null) {
+                Properties properties = new Properties();
+                properties.load(in);
+                return artifact + " " + properties.getProperty("version");
+            }
+        } catch (Exception ignored) {
+            // fall through to the manifest
+        }
+        String version = cls.getPackage().getImplementationVersion();
+        return artifact + " " + (version == null ? "unknown" : version);
+    }
+
+    /** The hello answer's common fields. */
+    public static Map<String, Object> hello(String name, String version) {
+        Map<String, Object> response = ok();
+        response.put("name", name);
+        response.put("version", version);
+        response.put("reentrant", false);
+        response.put("fencing", false);
+        response.put("connect", true);
+        response.put("incidents", true);
+        return response;
+    }
+
+    /** Records what an application on the JVM's defaults would have seen crash a thread. */
+    static void incident(String kind, Throwable error) {
+        long atMs = (System.nanoTime() - helloAnsweredNs) / 1_000_000;
+        String message = describe(error);
+        System.err.println("incident " + kind + " at " + atMs + " ms: " + message);
+        error.printStackTrace(System.err);
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("kind", kind);
+        entry.put("message", message);
+        entry.put("at_ms", atMs);
+        synchronized (incidents) {
+            incidents.add(entry);
+        }
+    }
+
+    private static List<Map<String, Object>> takeIncidents() {
+        synchronized (incidents) {
+            List<Map<String, Object>> taken = new ArrayList<>(incidents);
+            incidents.clear();
+            return taken;
+        }
+    }
+
+    static List<Endpoint> endpoints(String[] args) {
+        for (int i = 0; i + 1 < args.length; i++) {
+            if (args[i].equals("--redis")) {
+                List<Endpoint> endpoints = new ArrayList<>();
+                for (String hostPort : args[i + 1].split(",")) {
+                    int colon = hostPort.lastIndexOf(':');
+                    endpoints.add(new Endpoint(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1))));
+                }
+                return endpoints;
+            }
+        }
+        System.err.println("usage: ... --redis host:port[,host:port...]");
+        System.exit(2);
+        return null;
+    }
+
+    /** The target's credentials, when the lab passes them (absent otherwise). */
+    public static String username() { return emptyToNull(System.getenv("LOCKLAB_REDIS_USERNAME")); }
+    public static String password() { return emptyToNull(System.getenv("LOCKLAB_REDIS_PASSWORD")); }
+
+    private static String emptyToNull(String value) { return value == null || value.isEmpty() ? null : value; }
+
+    private static void respond(long id, Map<String, Object> response) throws Exception {
+        List<Map<String, Object>> pending = takeIncidents();
+        if (!pending.isEmpty()) {
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> already = (List<Map<String, Object>>) response.get("incidents");
+            if (already != null) pending.addAll(0, already);
+            response.put("incidents", pending);
+        }
+        Map<String, Object> line = new LinkedHashMap<>();
+        line.put("id", id);
+        line.putAll(response);
+        synchronized (OUT) {
+            OUT.print(JSON.writeValueAsString(line) + "\n");
+            OUT.flush();
+        }
+    }
+
+    /** Answers each request until stdin closes, then exits at once (no waiting for the libraries' threads). */
+    public static void serve(String[] args, Factory factory) {
+        System.setOut(System.err);
+        Thread.setDefaultUncaughtExceptionHandler((thread, error) -> incident("uncaught-exception", error));
+        List<Endpoint> endpoints = endpoints(args);
+        // Requests run on worker threads, so that one the library never
+        // answers can be answered unknown at the deadline while the loop goes on.
+        ExecutorService workers = Executors.newCachedThreadPool(runnable -> {
+            Thread thread = new Thread(runnable, "adapter-request");
+            thread.setDaemon(true);
+            return thread;
+        });
+        Adapter adapter = null;
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.isBlank()) continue;
+                JsonNode request = JSON.readTree(line);
+                long id = request.get("id").asLong();
+                String op = request.path("op").asText();
+                if (adapter == null) adapter = factory.create(endpoints);
+                if (op.equals("hello")) {
+                    Map<String, Object> response = adapter.hello();
+                    helloAnsweredNs = System.nanoTime();
+                    respond(id, response);
+                    continue;
+                }
+                if (op.equals("incidents")) {
+                    Map<String, Object> response = ok();
+                    response.put("incidents", takeIncidents());
+                    respond(id, response);
+                    continue;
+                }
+                final Adapter a = adapter;
+                Future<Map<String, Object>> answer = workers.submit(() -> {
+                    if (op.equals("connect") || op.equals("acquire")) {
+                        // connect is idempotent: done once, by the connect op or
+                        // before the first acquire when the lab sends none.
+                        try {
+                            a.connect();
+                        } catch (Exception e) {
+                            System.err.println("connect: " + describe(e));
+                            return fail("cannot connect: " + describe(e));
+                        }
+                        if (op.equals("connect")) return ok();
+                    }
+                    return switch (op) {
+                        case "acquire" -> a.acquire(request);
+                        case "release" -> a.release(request);
+                        case "extend" -> a.extend(request);
+                        case "held" -> a.held(request);
+                        default -> fail("unknown op " + op);
+                    };
+                });
+                long deadline = DEADLINE_MS + Math.max(0, request.path("wait_ms").asLong(0));
+                Map<String, Object> response;
+                try {
+                    response = answer.get(deadline, TimeUnit.MILLISECONDS);
+                } catch (TimeoutException e) {
+                    System.err.println("request " + id + " (" + op + ") unanswered after " + deadline + " ms");
+                    response = op.equals("held") ? fail("no answer after " + deadline + " ms")
+                            : unknown("no answer from the library after " + deadline + " ms");
+                } catch (java.util.concurrent.ExecutionException e) {
+                    // An exception the adapter did not map: it may have sent something.
+                    System.err.println("request " + id + " (" + op + ") failed: " + describe(e.getCause()));
+                    e.getCause().printStackTrace(System.err);
+                    response = op.equals("held") ? fail(describe(e.getCause())) : unknown(describe(e.getCause()));
+                }
+                respond(id, response);
+            }
+        } catch (Exception e) {
+            System.err.println("adapter: " + describe(e));
+            e.printStackTrace(System.err);
+            Runtime.getRuntime().halt(1);
+        }
+        Runtime.getRuntime().halt(0);
+    }
+}

@@ -1,0 +1,83 @@
+package locklab;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Redisson's RLock (getLock) with an explicit lease, on one Redis node (the
+ * first --redis endpoint): tryLock(waitTime, leaseTime = ttl_ms, ms). A
+ * lease time turns the watchdog off: the key expires ttl_ms after the
+ * acquire, whatever the holder does. Same hash, scripts and pub/sub wait as
+ * the watchdog mode (RedissonWatchdogLock). See README.md.
+ */
+public final class RedissonLeaseLock implements Protocol.Adapter {
+
+    public static void main(String[] args) {
+        Protocol.serve(args, RedissonLeaseLock::new);
+    }
+
+    private final Protocol.Endpoint endpoint;
+    private volatile RedissonClient client;
+    private final Map<String, Holder> holders = new ConcurrentHashMap<>();
+
+    private record Holder(RLock lock, long threadId) {}
+
+    RedissonLeaseLock(List<Protocol.Endpoint> endpoints) {
+        this.endpoint = endpoints.get(0);
+    }
+
+    @Override
+    public Map<String, Object> hello() {
+        return Protocol.hello("redisson-rlock-lease", RedissonSupport.VERSION);
+    }
+
+    /** One client; lockWatchdogTimeout stays Redisson's default (30 s): no lock here uses the watchdog. */
+    @Override
+    public synchronized void connect() {
+        if (client == null) RedissonSupport.connect(() -> client = RedissonSupport.client(endpoint, 30_000));
+    }
+
+    @Override
+    public Map<String, Object> acquire(JsonNode request) {
+        long threadId = RedissonSupport.newHolderId();
+        RLock lock = client.getLock(request.get("lock").asText());
+        long ttl = request.get("ttl_ms").asLong();
+        try {
+            if (!lock.tryLockAsync(request.get("wait_ms").asLong(), ttl, TimeUnit.MILLISECONDS, threadId).get())
+                return Protocol.fail("held by another client");
+        } catch (Exception e) {
+            return RedissonSupport.outcome(e);
+        }
+        String owner = RedissonSupport.owner(client, threadId);
+        holders.put(owner, new Holder(lock, threadId));
+        Map<String, Object> response = Protocol.ok();
+        response.put("owner", owner);
+        // validity_ms absent: ttl_ms from the start of the acquire, the lease the user asked for
+        // (tryLock returns a boolean and tells nothing more).
+        return response;
+    }
+
+    @Override
+    public Map<String, Object> release(JsonNode request) {
+        Holder holder = holders.remove(request.get("owner").asText());
+        if (holder == null)
+            return Protocol.fail("not held: the owner is not an acquisition of this client (Redisson names holders by client id and thread id)");
+        try {
+            holder.lock().unlockAsync(holder.threadId()).get();
+            return Protocol.ok();
+        } catch (Exception e) {
+            return RedissonSupport.outcome(e);
+        }
+    }
+
+    @Override
+    public Map<String, Object> extend(JsonNode request) {
+        return Protocol.fail("unsupported: RLock has no extend (a second lock() by the holder re-applies a lease but counts as re-entry)");
+    }
+}

@@ -1,0 +1,130 @@
+package locklab;
+
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.RedisConnectionException;
+import org.redisson.client.RedisException;
+import org.redisson.client.RedisReadonlyException;
+import org.redisson.client.RedisTimeoutException;
+import org.redisson.client.WriteRedisConnectionException;
+import org.redisson.config.Config;
+
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What the Redisson adapters share: the client's configuration, holder ids,
+ * and what a Redisson exception means for the outcome.
+ */
+final class RedissonSupport {
+
+    static final String VERSION = Protocol.versionOf(Redisson.class, "org.redisson", "redisson");
+
+    private RedissonSupport() {}
+
+    /**
+     * One Redisson client on one Redis node (a fault proxy), with Redisson's
+     * defaults except: a 1 s command timeout (default 3 s), a 0.5 s connect
+     * timeout (default 10 s) and no retries (default retryAttempts 4 with a
+     * 1-2 s delay), so that a partitioned server gives an outcome within
+     * about a second; and lockWatchdogTimeout, the lease of a lock taken
+     * without a lease time, which the watchdog renews every third of.
+     */
+    static RedissonClient client(Protocol.Endpoint endpoint, long lockWatchdogTimeoutMs) {
+        long started = System.nanoTime();
+        Config config = new Config();
+        config.setLockWatchdogTimeout(lockWatchdogTimeoutMs);
+        config.setUsername(Protocol.username());
+        config.setPassword(Protocol.password());
+        config.useSingleServer()
+                .setAddress(endpoint.uri())
+                .setTimeout(1000)
+                .setConnectTimeout(500)
+                .setRetryAttempts(0)
+                .setConnectionMinimumIdleSize(1);
+        RedissonClient client = Redisson.create(config);
+        System.err.printf("redisson client for %s (lockWatchdogTimeout %d ms) ready in %d ms%n",
+                endpoint.uri(), lockWatchdogTimeoutMs, (System.nanoTime() - started) / 1_000_000);
+        return client;
+    }
+
+    /**
+     * The connect op: builds a client, trying up to three times, since a
+     * JVM starting cold beside others may miss the 0.5 s connect timeout
+     * (this is before the story's clock starts).
+     */
+    static void connect(java.util.function.Supplier<?> build) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                build.get();
+                return;
+            } catch (RuntimeException e) {
+                if (attempt == 3) throw e;
+                System.err.println("connect attempt " + attempt + ": " + Protocol.describe(e));
+            }
+        }
+    }
+
+    /**
+     * Redisson identifies a holder by its client's id and a thread id. The
+     * adapters use the async API with an explicit thread id, a new one per
+     * acquisition, so that each acquisition is its own holder whatever
+     * thread runs it.
+     */
+    private static final AtomicLong threadIds = new AtomicLong(1_000_000);
+
+    static long newHolderId() {
+        return threadIds.incrementAndGet();
+    }
+
+    /** The hash field Redisson stores for a holder: "<client id>:<thread id>" (RedissonBaseLock.getLockName). */
+    static String owner(RedissonClient client, long threadId) {
+        return client.getId() + ":" + threadId;
+    }
+
+    /** The thread id of an owner this client produced, or -1 for another client's. */
+    static long threadIdOf(RedissonClient client, String owner) {
+        String prefix = client.getId() + ":";
+        if (!owner.startsWith(prefix)) return -1;
+        try {
+            return Long.parseLong(owner.substring(prefix.length()));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    static Throwable unwrap(Throwable error) {
+        while ((error instanceof ExecutionException || error instanceof CompletionException) && error.getCause() != null)
+            error = error.getCause();
+        return error;
+    }
+
+    /**
+     * The outcome of a failed lock call. IllegalMonitorStateException: the
+     * unlock script found no field of this holder and changed nothing.
+     * A connection that could not be made: nothing was sent. An error reply
+     * (READONLY, ERR): Redis refused it. Anything else (a timeout, a
+     * connection lost or a write that failed after sending): unknown.
+     */
+    static Map<String, Object> outcome(Throwable thrown) {
+        Throwable error = unwrap(thrown);
+        String text = Protocol.describe(error);
+        if (error instanceof IllegalMonitorStateException) return Protocol.fail("not held: " + text);
+        // A waiter whose wait ran out while it subscribed to the unlock channel
+        // (PublishSubscribeService.timeout): its last attempt had found the
+        // lock held, and no lock command follows a subscription that failed.
+        if (error instanceof RedisTimeoutException && error.getMessage() != null
+                && error.getMessage().startsWith("Unable to acquire subscription lock"))
+            return Protocol.fail("not acquired: " + text);
+        if (error instanceof RedisTimeoutException) return Protocol.unknown(text);
+        if (error instanceof RedisConnectionException && !(error instanceof WriteRedisConnectionException))
+            return Protocol.fail("not sent: " + text);
+        if (error instanceof RedisReadonlyException) return Protocol.fail("refused: " + text);
+        if (error instanceof RedisException && error.getClass() == RedisException.class
+                && error.getMessage() != null && error.getMessage().startsWith("ERR"))
+            return Protocol.fail("refused: " + text);
+        return Protocol.unknown(text);
+    }
+}
