@@ -88,11 +88,16 @@ type Handlers struct {
 }
 
 // Endpoints parses --redis host:port[,host:port...] (the lab's fault
-// proxies, node 0 first).
-func Endpoints(description string) []string {
+// proxies, node 0 first); flags, when not nil, adds an adapter's own flags
+// (its modes) to the command line.
+func Endpoints(description string, flags func(*flag.FlagSet)) []string {
 	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "%s\nusage: %s --redis host:port[,host:port...]\n", description, os.Args[0])
+		fmt.Fprintf(os.Stderr, "%s\nusage: %s [flags] --redis host:port[,host:port...]\n", description, os.Args[0])
+		fs.PrintDefaults()
+	}
+	if flags != nil {
+		flags(fs)
 	}
 	list := fs.String("redis", "", "host:port[,host:port...]")
 	_ = fs.Parse(os.Args[1:])

@@ -37,7 +37,7 @@ type adapter struct {
 }
 
 func main() {
-	endpoints := protocol.Endpoints("A locklab adapter for bsm/redislock (one Redis node, the first endpoint).")
+	endpoints := protocol.Endpoints("A locklab adapter for bsm/redislock (one Redis node, the first endpoint).", nil)
 	clients := protocol.Clients(endpoints[:1])
 	a := &adapter{client: clients[0], locker: redislock.New(clients[0]), held: map[string]*redislock.Lock{}}
 	protocol.Serve(protocol.Handlers{

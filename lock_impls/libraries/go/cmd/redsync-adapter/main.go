@@ -14,9 +14,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"log"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
@@ -43,44 +46,83 @@ type adapter struct {
 	// per acquisition, kept after an unknown release or extend, as the
 	// application would keep it and may try again.
 	held map[string]*holding
+	// --watchdog: each acquisition is kept alive by Extend every ttl/3;
+	// --setnx-on-extend: its Mutexes are built WithSetNXOnExtend().
+	watchdog, setNX bool
 }
 
 type holding struct {
 	m   *redsync.Mutex
 	ttl time.Duration // its WithExpiry
+	// The watchdog's (nil without --watchdog). A Mutex is not safe for
+	// concurrent use: calls on it take mu.
+	mu   sync.Mutex
+	stop chan struct{}
+	lost atomic.Bool
 }
 
 func main() {
-	endpoints := protocol.Endpoints("A locklab adapter for go-redsync/redsync v4 (Redlock over every endpoint).")
+	var watchdog, setNX bool
+	endpoints := protocol.Endpoints("A locklab adapter for go-redsync/redsync v4 (Redlock over every endpoint).", func(fs *flag.FlagSet) {
+		fs.BoolVar(&watchdog, "watchdog", false, "keep each lock alive: Extend every ttl/3 until released or an Extend fails (renews, answers held)")
+		fs.BoolVar(&setNX, "setnx-on-extend", false, "build each Mutex WithSetNXOnExtend() (Extend sets a missing key again)")
+	})
 	clients := protocol.Clients(endpoints)
 	pools := make([]redsyncredis.Pool, len(clients))
 	for i, c := range clients {
 		pools[i] = &tapPool{node: i, inner: goredis.NewPool(c)}
 	}
-	a := &adapter{rs: redsync.New(pools...), nodes: len(pools), held: map[string]*holding{}}
+	a := &adapter{rs: redsync.New(pools...), nodes: len(pools), held: map[string]*holding{}, watchdog: watchdog, setNX: setNX}
+	name := "redsync"
+	if watchdog {
+		name += "-watchdog"
+	}
+	if setNX {
+		name += "-setnx-on-extend"
+	}
+	hello := protocol.Response{
+		"ok": true, "name": name,
+		"version":   protocol.VersionOf("github.com/go-redsync/redsync/v4", "redsync"),
+		"reentrant": false, "fencing": false, "multi_node": true, "connect": true,
+	}
+	if watchdog {
+		hello["renews"] = true
+	}
 	protocol.Serve(protocol.Handlers{
-		Hello: protocol.Response{
-			"ok": true, "name": "redsync",
-			"version":   protocol.VersionOf("github.com/go-redsync/redsync/v4", "redsync"),
-			"reentrant": false, "fencing": false, "multi_node": true, "connect": true,
-		},
+		Hello:   hello,
 		Connect: func(*protocol.Request) protocol.Response { return protocol.Connect(clients) },
 		Acquire: a.acquire,
 		Release: a.release,
 		Extend:  a.extend,
+		Held:    a.heldOp,
 	})
+}
+
+// options of every Mutex built here.
+func (a *adapter) options(opts ...redsync.Option) []redsync.Option {
+	if a.setNX {
+		opts = append(opts, redsync.WithSetNXOnExtend())
+	}
+	return opts
 }
 
 // acquire: NewMutex(lock, WithExpiry(ttl), WithTries(1 + wait/150 ms)), the
 // default delay (rand 50-250 ms), drift factor (0.01) and timeout factor
 // (0.05), then LockContext.
 func (a *adapter) acquire(req *protocol.Request) protocol.Response {
-	m := a.rs.NewMutex(req.Lock, redsync.WithExpiry(req.TTL()), redsync.WithTries(tries(req.WaitMs)))
+	m := a.rs.NewMutex(req.Lock, a.options(redsync.WithExpiry(req.TTL()), redsync.WithTries(tries(req.WaitMs)))...)
 	rec := newRecorder()
 	start := time.Now()
 	err := m.LockContext(rec.context())
 	if err == nil {
-		a.held[m.Value()] = &holding{m, req.TTL()}
+		h := &holding{m: m, ttl: req.TTL()}
+		a.held[m.Value()] = h
+		if a.watchdog {
+			h.stop = make(chan struct{})
+			go a.keepAlive(h)
+			// Its user has no deadline: the watchdog extends the lease.
+			return protocol.Ok(protocol.Response{"owner": m.Value(), "validity_ms": nil})
+		}
 		// Until() = the end of the winning try + expiry - its elapsed time -
 		// drift: what redsync tells its user; the lab counts from the start
 		// of the request.
@@ -95,6 +137,70 @@ func (a *adapter) acquire(req *protocol.Request) protocol.Response {
 	return protocol.No("%v", err)
 }
 
+// keepAlive is the extension loop a redsync user writes (redsync has none;
+// bsm/redislock's README shows the same one): a ticker every ttl/3 calls
+// Extend, and the first Extend that fails ends it and marks the lock lost.
+// A ticker that was stopped (SIGSTOP) fires once on resuming.
+func (a *adapter) keepAlive(h *holding) {
+	t := time.NewTicker(h.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		select {
+		case <-h.stop:
+			h.mu.Unlock()
+			return
+		default:
+		}
+		start := time.Now()
+		log.Printf("watchdog: Extend of %s", h.m.Value())
+		ok, err := h.m.ExtendContext(context.Background())
+		h.mu.Unlock()
+		if !ok {
+			h.lost.Store(true)
+			log.Printf("watchdog: Extend of %s failed after %v, lock lost: %v", h.m.Value(), time.Since(start), err)
+			return
+		}
+		log.Printf("watchdog: Extend of %s ok after %v", h.m.Value(), time.Since(start))
+	}
+}
+
+// heldOp: with --watchdog, whether no Extend has failed yet and the
+// validity redsync tells its user (Until(), from the acquire or the last
+// Extend) has not passed: the check before acting that redsync's docs point
+// to ("Valid ... Deprecated: Use Until instead"). Without it, a watchdog
+// whose ticker has not fired yet would still say held long after the lease
+// ran out: Go's runtime can fire an overdue ticker late after SIGCONT
+// (README.md).
+func (a *adapter) heldOp(req *protocol.Request) protocol.Response {
+	h, ok := a.held[req.Owner]
+	if !a.watchdog || !ok || h.stop == nil {
+		return protocol.No("no watchdog for %q", req.Owner)
+	}
+	h.mu.Lock()
+	until := h.m.Until()
+	h.mu.Unlock()
+	return protocol.Ok(protocol.Response{"held": !h.lost.Load() && time.Now().Before(until)})
+}
+
+// stopWatchdog ends h's extension loop (and waits for an Extend in flight).
+func stopWatchdog(h *holding) {
+	if h != nil && h.stop != nil {
+		h.mu.Lock()
+		select {
+		case <-h.stop:
+		default:
+			close(h.stop)
+		}
+		h.mu.Unlock()
+	}
+}
+
 // mutexOf: the Mutex acquired here as owner (when it has the lease asked
 // for), or one built for that value (WithValue), as redsync lets an
 // application rebuild a lock from its value.
@@ -106,11 +212,13 @@ func (a *adapter) mutexOf(req *protocol.Request) *redsync.Mutex {
 	if req.TTLms > 0 {
 		opts = append(opts, redsync.WithExpiry(req.TTL()))
 	}
-	return a.rs.NewMutex(req.Lock, opts...)
+	return a.rs.NewMutex(req.Lock, a.options(opts...)...)
 }
 
-// release: UnlockContext; true on a quorum of deletes.
+// release: the watchdog stopped, then UnlockContext; true on a quorum of
+// deletes.
 func (a *adapter) release(req *protocol.Request) protocol.Response {
+	stopWatchdog(a.held[req.Owner])
 	m := a.mutexOf(&protocol.Request{Lock: req.Lock, Owner: req.Owner})
 	rec := newRecorder()
 	ok, err := m.UnlockContext(rec.context())
@@ -125,15 +233,21 @@ func (a *adapter) release(req *protocol.Request) protocol.Response {
 	return protocol.No("not held: %v", err)
 }
 
-// extend: ExtendContext (PEXPIRE where the value is ours), with the lease
-// asked for.
+// extend: ExtendContext (PEXPIRE where the value is ours; with
+// --setnx-on-extend, else SET NX), with the lease asked for.
 func (a *adapter) extend(req *protocol.Request) protocol.Response {
 	m := a.mutexOf(req)
+	if h, ok := a.held[req.Owner]; ok && h.m == m {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+	}
 	rec := newRecorder()
 	start := time.Now()
 	ok, err := m.ExtendContext(rec.context())
 	if ok {
-		a.held[req.Owner] = &holding{m, req.TTL()}
+		if h, held := a.held[req.Owner]; !held || h.m != m {
+			a.held[req.Owner] = &holding{m: m, ttl: req.TTL()}
+		}
 		return protocol.Ok(protocol.Response{"validity_ms": protocol.Ms(m.Until().Sub(start))})
 	}
 	if errors.Is(err, redsync.ErrExtendFailed) {
