@@ -229,6 +229,11 @@ func (a *adapter) release(req *protocol.Request) protocol.Response {
 	if rec.anyMaySent() {
 		return protocol.Unknown("not released on a quorum (%v); a reply was lost", err)
 	}
+	if rec.anyApplied() {
+		// A minority of deletes ran: not "nothing happened".
+		delete(a.held, req.Owner)
+		return protocol.Unknown("not released on a quorum (%v); deleted on a minority", err)
+	}
 	delete(a.held, req.Owner)
 	return protocol.No("not held: %v", err)
 }
@@ -268,9 +273,10 @@ func (a *adapter) extend(req *protocol.Request) protocol.Response {
 type recorderKey struct{}
 
 type recorder struct {
-	mu   sync.Mutex
-	hold map[int]bool // node -> our value may be there
-	sent bool         // some command's reply was lost
+	mu      sync.Mutex
+	hold    map[int]bool // node -> our value may be there
+	sent    bool         // some command's reply was lost
+	applied bool         // some command changed a key (set, extended, deleted)
 }
 
 func newRecorder() *recorder { return &recorder{hold: map[int]bool{}} }
@@ -288,6 +294,9 @@ func (r *recorder) note(node int, op string, set bool, err error) {
 	unsure := protocol.MaySent(err)
 	if unsure {
 		r.sent = true
+	}
+	if set && err == nil {
+		r.applied = true
 	}
 	switch op {
 	case "set": // SET NX PX, or a touch that may SET or PEXPIRE our value
@@ -316,6 +325,12 @@ func (r *recorder) mayHold() []int {
 	}
 	sort.Ints(nodes)
 	return nodes
+}
+
+func (r *recorder) anyApplied() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.applied
 }
 
 func (r *recorder) anyMaySent() bool {
