@@ -119,7 +119,9 @@ func (a *adapter) acquire(req *protocol.Request) protocol.Response {
 		a.held[m.Value()] = h
 		if a.watchdog {
 			h.stop = make(chan struct{})
-			go a.keepAlive(h)
+			// The ticker starts before the answer, so that a pause right
+			// after it finds the first Extend already due.
+			go a.keepAlive(h, time.NewTicker(h.ttl/3))
 			// Its user has no deadline: the watchdog extends the lease.
 			return protocol.Ok(protocol.Response{"owner": m.Value(), "validity_ms": nil})
 		}
@@ -141,8 +143,7 @@ func (a *adapter) acquire(req *protocol.Request) protocol.Response {
 // bsm/redislock's README shows the same one): a ticker every ttl/3 calls
 // Extend, and the first Extend that fails ends it and marks the lock lost.
 // A ticker that was stopped (SIGSTOP) fires once on resuming.
-func (a *adapter) keepAlive(h *holding) {
-	t := time.NewTicker(h.ttl / 3)
+func (a *adapter) keepAlive(h *holding, t *time.Ticker) {
 	defer t.Stop()
 	for {
 		select {
