@@ -174,10 +174,9 @@ func (a *adapter) keepAlive(h *holding, t *time.Ticker) {
 // heldOp: with --watchdog, whether no Extend has failed yet and the
 // validity redsync tells its user (Until(), from the acquire or the last
 // Extend) has not passed: the check before acting that redsync's docs point
-// to ("Valid ... Deprecated: Use Until instead"). Without it, a watchdog
-// whose ticker has not fired yet would still say held long after the lease
-// ran out: Go's runtime can fire an overdue ticker late after SIGCONT
-// (README.md).
+// to ("Valid ... Deprecated: Use Until instead"). Without it, an Extend
+// still to come (or waiting for its replies) would leave a lapsed lease
+// looking held (README.md).
 func (a *adapter) heldOp(req *protocol.Request) protocol.Response {
 	h, ok := a.held[req.Owner]
 	if !a.watchdog || !ok || h.stop == nil {
