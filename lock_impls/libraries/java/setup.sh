@@ -27,5 +27,5 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ] && [ -d target/lib ]; then
   exit 0
 fi
 rm -rf target
-mvn -q -B package
+mvn -q -B -Dstyle.color=never package
 echo "$hash" > "$stamp"

@@ -1,0 +1,385 @@
+// Command redsync-adapter is a locklab adapter for go-redsync/redsync v4
+// (github.com/go-redsync/redsync/v4, pinned in ../../go.mod): Redlock over
+// every --redis endpoint (SET NX PX on each in parallel, a quorum, a validity
+// of expiry - elapsed - drift), a Lua compare-and-delete to release, a Lua
+// compare-and-pexpire to extend, on go-redis v9 through redsync's own goredis
+// pool. See ../../README.md.
+//
+//	locklab runs:  go/bin/redsync-adapter --redis host:port[,host:port...]
+//
+// The protocol (the --redis argument, the clients' timeouts, the JSON-lines
+// loop) is ../../protocol.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+
+	"locklab/libraries/go/protocol"
+)
+
+// meanDelay is the mean of redsync's default delay between two tries
+// (rand(50..250 ms), redsync.go): an acquire that may wait wait_ms gets
+// 1 + wait_ms/meanDelay tries, so that the expected sum of the delays is
+// about wait_ms (0: one try).
+const meanDelay = 150 * time.Millisecond
+
+func tries(waitMs int64) int {
+	return 1 + int(time.Duration(waitMs)*time.Millisecond/meanDelay)
+}
+
+type adapter struct {
+	rs    *redsync.Redsync
+	nodes int
+	// Mutexes acquired here, by owner (the value redsync stored). One Mutex
+	// per acquisition, kept after an unknown release or extend, as the
+	// application would keep it and may try again.
+	held map[string]*holding
+	// --watchdog: each acquisition is kept alive by Extend every ttl/3;
+	// --setnx-on-extend: its Mutexes are built WithSetNXOnExtend().
+	watchdog, setNX bool
+}
+
+type holding struct {
+	m   *redsync.Mutex
+	ttl time.Duration // its WithExpiry
+	// The watchdog's (nil without --watchdog). A Mutex is not safe for
+	// concurrent use: calls on it take mu.
+	mu   sync.Mutex
+	stop chan struct{}
+	lost atomic.Bool
+}
+
+func main() {
+	var watchdog, setNX bool
+	endpoints := protocol.Endpoints("A locklab adapter for go-redsync/redsync v4 (Redlock over every endpoint).", func(fs *flag.FlagSet) {
+		fs.BoolVar(&watchdog, "watchdog", false, "keep each lock alive: Extend every ttl/3 until released or an Extend fails (renews, answers held)")
+		fs.BoolVar(&setNX, "setnx-on-extend", false, "build each Mutex WithSetNXOnExtend() (Extend sets a missing key again)")
+	})
+	clients := protocol.Clients(endpoints)
+	pools := make([]redsyncredis.Pool, len(clients))
+	for i, c := range clients {
+		pools[i] = &tapPool{node: i, inner: goredis.NewPool(c)}
+	}
+	a := &adapter{rs: redsync.New(pools...), nodes: len(pools), held: map[string]*holding{}, watchdog: watchdog, setNX: setNX}
+	name := "redsync"
+	if watchdog {
+		name += "-watchdog"
+	}
+	if setNX {
+		name += "-setnx-on-extend"
+	}
+	hello := protocol.Response{
+		"ok": true, "name": name,
+		"version":   protocol.VersionOf("github.com/go-redsync/redsync/v4", "redsync"),
+		"reentrant": false, "fencing": false, "multi_node": true, "connect": true,
+	}
+	if watchdog {
+		hello["renews"] = true
+	}
+	protocol.Serve(protocol.Handlers{
+		Hello:   hello,
+		Connect: func(*protocol.Request) protocol.Response { return protocol.Connect(clients) },
+		Acquire: a.acquire,
+		Release: a.release,
+		Extend:  a.extend,
+		Held:    a.heldOp,
+	})
+}
+
+// options of every Mutex built here.
+func (a *adapter) options(opts ...redsync.Option) []redsync.Option {
+	if a.setNX {
+		opts = append(opts, redsync.WithSetNXOnExtend())
+	}
+	return opts
+}
+
+// acquire: NewMutex(lock, WithExpiry(ttl), WithTries(1 + wait/150 ms)), the
+// default delay (rand 50-250 ms), drift factor (0.01) and timeout factor
+// (0.05), then LockContext.
+func (a *adapter) acquire(req *protocol.Request) protocol.Response {
+	m := a.rs.NewMutex(req.Lock, a.options(redsync.WithExpiry(req.TTL()), redsync.WithTries(tries(req.WaitMs)))...)
+	rec := newRecorder()
+	start := time.Now()
+	err := m.LockContext(rec.context())
+	if err == nil {
+		h := &holding{m: m, ttl: req.TTL()}
+		a.held[m.Value()] = h
+		if a.watchdog {
+			h.stop = make(chan struct{})
+			// The ticker starts before the answer, so that a pause right
+			// after it finds the first Extend already due.
+			go a.keepAlive(h, time.NewTicker(h.ttl/3))
+			// Its user has no deadline: the watchdog extends the lease.
+			return protocol.Ok(protocol.Response{"owner": m.Value(), "validity_ms": nil})
+		}
+		// Until() = the end of the winning try + expiry - its elapsed time -
+		// drift: what redsync tells its user; the lab counts from the start
+		// of the request.
+		return protocol.Ok(protocol.Response{"owner": m.Value(), "validity_ms": protocol.Ms(m.Until().Sub(start))})
+	}
+	// After a try below quorum (or past its validity) redsync deletes its
+	// value on every node; a key may remain where a SET may have run and no
+	// delete was answered.
+	if left := rec.mayHold(); len(left) > 0 {
+		return protocol.Unknown("%v; a key may remain on nodes %v", err, left)
+	}
+	return protocol.No("%v", err)
+}
+
+// keepAlive is the extension loop a redsync user writes (redsync has none;
+// bsm/redislock's README shows the same one): a ticker every ttl/3 calls
+// Extend, and the first Extend that fails ends it and marks the lock lost.
+// A ticker that was stopped (SIGSTOP) fires once on resuming.
+func (a *adapter) keepAlive(h *holding, t *time.Ticker) {
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		select {
+		case <-h.stop:
+			h.mu.Unlock()
+			return
+		default:
+		}
+		start := time.Now()
+		log.Printf("watchdog: Extend of %s", h.m.Value())
+		ok, err := h.m.ExtendContext(context.Background())
+		h.mu.Unlock()
+		if !ok {
+			h.lost.Store(true)
+			log.Printf("watchdog: Extend of %s failed after %v, lock lost: %v", h.m.Value(), time.Since(start), err)
+			return
+		}
+		log.Printf("watchdog: Extend of %s ok after %v", h.m.Value(), time.Since(start))
+	}
+}
+
+// heldOp: with --watchdog, whether no Extend has failed yet and the
+// validity redsync tells its user (Until(), from the acquire or the last
+// Extend) has not passed: the check before acting that redsync's docs point
+// to ("Valid ... Deprecated: Use Until instead"). Without it, an Extend
+// still to come (or waiting for its replies) would leave a lapsed lease
+// looking held (README.md).
+func (a *adapter) heldOp(req *protocol.Request) protocol.Response {
+	h, ok := a.held[req.Owner]
+	if !a.watchdog || !ok || h.stop == nil {
+		return protocol.No("no watchdog for %q", req.Owner)
+	}
+	h.mu.Lock()
+	until := h.m.Until()
+	h.mu.Unlock()
+	return protocol.Ok(protocol.Response{"held": !h.lost.Load() && time.Now().Before(until)})
+}
+
+// stopWatchdog ends h's extension loop (and waits for an Extend in flight).
+func stopWatchdog(h *holding) {
+	if h != nil && h.stop != nil {
+		h.mu.Lock()
+		select {
+		case <-h.stop:
+		default:
+			close(h.stop)
+		}
+		h.mu.Unlock()
+	}
+}
+
+// mutexOf: the Mutex acquired here as owner (when it has the lease asked
+// for), or one built for that value (WithValue), as redsync lets an
+// application rebuild a lock from its value.
+func (a *adapter) mutexOf(req *protocol.Request) *redsync.Mutex {
+	if h, ok := a.held[req.Owner]; ok && (req.TTLms == 0 || req.TTL() == h.ttl) {
+		return h.m
+	}
+	opts := []redsync.Option{redsync.WithValue(req.Owner)}
+	if req.TTLms > 0 {
+		opts = append(opts, redsync.WithExpiry(req.TTL()))
+	}
+	return a.rs.NewMutex(req.Lock, a.options(opts...)...)
+}
+
+// release: the watchdog stopped, then UnlockContext; true on a quorum of
+// deletes.
+func (a *adapter) release(req *protocol.Request) protocol.Response {
+	stopWatchdog(a.held[req.Owner])
+	m := a.mutexOf(&protocol.Request{Lock: req.Lock, Owner: req.Owner})
+	rec := newRecorder()
+	ok, err := m.UnlockContext(rec.context())
+	if ok {
+		delete(a.held, req.Owner)
+		return protocol.Ok(nil)
+	}
+	if rec.anyMaySent() {
+		return protocol.Unknown("not released on a quorum (%v); a reply was lost", err)
+	}
+	if rec.anyApplied() {
+		// A minority of deletes ran: not "nothing happened".
+		delete(a.held, req.Owner)
+		return protocol.Unknown("not released on a quorum (%v); deleted on a minority", err)
+	}
+	delete(a.held, req.Owner)
+	return protocol.No("not held: %v", err)
+}
+
+// extend: ExtendContext (PEXPIRE where the value is ours; with
+// --setnx-on-extend, else SET NX), with the lease asked for.
+func (a *adapter) extend(req *protocol.Request) protocol.Response {
+	m := a.mutexOf(req)
+	if h, ok := a.held[req.Owner]; ok && h.m == m {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+	}
+	rec := newRecorder()
+	start := time.Now()
+	ok, err := m.ExtendContext(rec.context())
+	if ok {
+		if h, held := a.held[req.Owner]; !held || h.m != m {
+			a.held[req.Owner] = &holding{m: m, ttl: req.TTL()}
+		}
+		return protocol.Ok(protocol.Response{"validity_ms": protocol.Ms(m.Until().Sub(start))})
+	}
+	if errors.Is(err, redsync.ErrExtendFailed) {
+		return protocol.Unknown("%v: extended on a quorum, but too late for any validity", err)
+	}
+	if left := rec.mayHold(); len(left) > 0 || rec.anyMaySent() {
+		return protocol.Unknown("not extended on a quorum (%v); extended or unanswered on nodes %v", err, left)
+	}
+	return protocol.No("not held: %v", err)
+}
+
+// ---------------------------------------------------------------------------
+// The tap: each pool notes what its commands did for the operation that
+// sent them (a recorder carried in the context redsync passes to Pool.Get),
+// so that an acquire, release or extend that failed can tell "definitely
+// not" from "unknown": redsync returns only a count and joined errors.
+
+type recorderKey struct{}
+
+type recorder struct {
+	mu      sync.Mutex
+	hold    map[int]bool // node -> our value may be there
+	sent    bool         // some command's reply was lost
+	applied bool         // some command changed a key (set, extended, deleted)
+}
+
+func newRecorder() *recorder { return &recorder{hold: map[int]bool{}} }
+
+func (r *recorder) context() context.Context {
+	return context.WithValue(context.Background(), recorderKey{}, r)
+}
+
+func (r *recorder) note(node int, op string, set bool, err error) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	unsure := protocol.MaySent(err)
+	if unsure {
+		r.sent = true
+	}
+	if set && err == nil {
+		r.applied = true
+	}
+	switch op {
+	case "set": // SET NX PX, or a touch that may SET or PEXPIRE our value
+		if set || unsure {
+			r.hold[node] = true
+		}
+	case "touch": // PEXPIRE where the value is ours: answered 0 = not ours
+		if err == nil {
+			r.hold[node] = set
+		}
+	case "delete": // compare-and-delete answered: our value is gone
+		if err == nil {
+			r.hold[node] = false
+		}
+	}
+}
+
+func (r *recorder) mayHold() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var nodes []int
+	for n, h := range r.hold {
+		if h {
+			nodes = append(nodes, n)
+		}
+	}
+	sort.Ints(nodes)
+	return nodes
+}
+
+func (r *recorder) anyApplied() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.applied
+}
+
+func (r *recorder) anyMaySent() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sent
+}
+
+type tapPool struct {
+	node  int
+	inner redsyncredis.Pool
+}
+
+func (p *tapPool) Get(ctx context.Context) (redsyncredis.Conn, error) {
+	conn, err := p.inner.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rec *recorder
+	if ctx != nil {
+		rec, _ = ctx.Value(recorderKey{}).(*recorder)
+	}
+	return &tapConn{Conn: conn, node: p.node, rec: rec}, nil
+}
+
+type tapConn struct {
+	redsyncredis.Conn
+	node int
+	rec  *recorder
+}
+
+func (c *tapConn) SetNX(name string, value string, expiry time.Duration) (bool, error) {
+	ok, err := c.Conn.SetNX(name, value, expiry)
+	c.rec.note(c.node, "set", ok, err)
+	return ok, err
+}
+
+func (c *tapConn) Eval(script *redsyncredis.Script, keysAndArgs ...any) (any, error) {
+	v, err := c.Conn.Eval(script, keysAndArgs...)
+	status, _ := v.(int64)
+	switch {
+	case strings.Contains(script.Src, `"DEL"`):
+		c.rec.note(c.node, "delete", status == 1, err)
+	case strings.Contains(script.Src, `"SET"`):
+		c.rec.note(c.node, "set", status != 0, err)
+	case strings.Contains(script.Src, `"PEXPIRE"`):
+		c.rec.note(c.node, "touch", status != 0, err)
+	default:
+		c.rec.note(c.node, "other", false, err)
+	}
+	return v, err
+}
