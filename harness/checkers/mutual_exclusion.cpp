@@ -179,7 +179,7 @@ class MutualExclusion final : public Kind {
   void pair(Open& earlier, const Hold& later, bool list) {
     const Holder& a = leases_.holder(later.lock, earlier.process);
     const Holder& b = leases_.holder(later.lock, later.process);
-    Overlap overlap = judge(a, b, later, earlier.process);
+    Overlap overlap = judge(a, b, later, earlier.process, earlier.start);
     const OverlapClass cls = *overlap_class_named(overlap.overlap_class);
     context_.reporter.add(classes_[size_t(cls)], later.lock);
     Group& group = group_for(earlier, cls, a.acts);
@@ -208,8 +208,10 @@ class MutualExclusion final : public Kind {
     return groups.back();
   }
 
-  // The class of the overlap of a's hold with b's, from a's lease as it stands.
-  Overlap judge(const Holder& a, const Holder& b, const Hold& later, ProcessId earlier) const {
+  // The class of the overlap of a's hold (which began at `a_ok`, the latest
+  // a's grant can have happened) with b's, from a's lease as it stands.
+  Overlap judge(const Holder& a, const Holder& b, const Hold& later, ProcessId earlier,
+                Ref a_ok) const {
     const std::string& p = context_.processes[earlier];
     const std::string& q = context_.processes[later.process];
     Overlap o;
@@ -220,6 +222,15 @@ class MutualExclusion final : public Kind {
       o.overlap_class = name(OverlapClass::Unclassified);
       o.explanation = label(OverlapClass::Unclassified) + p +
                       "'s acquire gave no ttl_ms or validity_ms, so " + "its lease is unknown";
+    } else if (b.grant_from.time_ns < a_ok.time_ns && ok.time_ns < a.lease.lo) {
+      // b was still trying when a's acquire answered: the lock may have
+      // granted b first (its answer came late), so which lease was broken,
+      // if any, the history cannot tell.
+      o.overlap_class = name(OverlapClass::Unclassified);
+      o.explanation = label(OverlapClass::Unclassified) + q + "'s attempt began at " +
+                      ms_text(ms_of(b.grant_from.time_ns)) + ", before " + p +
+                      "'s acquire answered at " + ms_text(ms_of(a_ok.time_ns)) +
+                      ", so either may have been granted first";
     } else if (ok.time_ns < a.lease.lo) {
       o.overlap_class = name(OverlapClass::BrokenLease);
       o.inside_lease_ms = ms_of(a.lease.lo - ok.time_ns);
