@@ -10,7 +10,7 @@ extension fails. See README.md.
         python/.venv/bin/python python/aioredlock_lock.py [--watchdog] --redis host:port[,...]
 """
 import asyncio
-import os
+import re
 
 import aioredis
 from aioredlock import Aioredlock, Lock
@@ -30,6 +30,7 @@ LOGGED = common.LoggedErrors("aioredlock")
 # keeps a call waiting for ever. The adapter gives each call a deadline, as
 # an application's asyncio.wait_for would, and answers unknown after it.
 DEADLINE_S = 2.0
+NOT_CONNECTED = re.compile(r"ConnectionRefusedError|Connect call failed|TimeoutError\(\)")
 
 
 class Adapter:
@@ -38,27 +39,30 @@ class Adapter:
         self.held = {}  # owner -> the Lock acquired here (one per acquisition)
 
     async def connect(self):
-        """One aioredis pool per endpoint (0.5 s connect timeout, the
-        target's password; aioredis 1.x has no ACL user) and one Aioredlock
-        over them; its scripts are loaded on each node now."""
+        """One Aioredlock over the --redis endpoints, given as aioredlock's
+        connection dicts (host, port, and aioredis' create_redis_pool options:
+        a 0.5 s connect timeout, the target's password; aioredis 1.x has no
+        ACL user): the library opens one pool per node on first use, and a
+        node it cannot reach fails only that node's part of a quorum."""
         if self.manager is None:
             password = protocol.connection_options()["password"]
-            pools = []
+            connections = []
             for host, port in ENDPOINTS:
-                pools.append(await asyncio.wait_for(
-                    aioredis.create_redis_pool((host, port), password=password, timeout=0.5,
-                                               minsize=1, maxsize=100), DEADLINE_S))
-            self.manager = Aioredlock(redis_connections=pools)
-            await asyncio.wait_for(asyncio.gather(*[i.connect() for i in self.manager.redis.instances]),
-                                   DEADLINE_S)
+                connection = {"host": host, "port": port, "timeout": 0.5}
+                if password:
+                    connection["password"] = password
+                connections.append(connection)
+            self.manager = Aioredlock(redis_connections=connections)
         return self.manager
 
     async def op_connect(self, request):
-        try:
-            await self.connect()
-        except (OSError, aioredis.errors.RedisError, asyncio.TimeoutError) as error:
-            self.manager = None
-            return {"ok": False, "error": "%s: %s" % (type(error).__name__, error)}
+        """Opens each node's pool and loads the library's scripts now."""
+        manager = await self.connect()
+        results = await asyncio.gather(*[asyncio.wait_for(i.connect(), DEADLINE_S)
+                                         for i in manager.redis.instances], return_exceptions=True)
+        errors = ["%s: %s" % (type(r).__name__, r) for r in results if isinstance(r, BaseException)]
+        if len(errors) > len(results) // 2:
+            return {"ok": False, "error": "; ".join(errors)}
         return {"ok": True}
 
     async def acquire(self, request):
@@ -133,7 +137,10 @@ class Adapter:
             return {"ok": False, "unknown": True,
                     "error": "no answer within %.1f s (asyncio.wait_for): aioredis has no read timeout" % deadline}
         except (LockError, RuntimeError, OSError, aioredis.errors.RedisError) as error:
-            logged = LOGGED.take()
+            # A node it could not connect to (refused, or aioredis' connect
+            # timeout: it has no other) got nothing; any other error logged
+            # for a node may have hit after its command was written.
+            logged = [(m, e) for m, e in LOGGED.take() if not NOT_CONNECTED.search(m)]
             message = "%s: %s" % (type(error).__name__, error)
             if logged or not isinstance(error, LockError):
                 # A node's connection failed (or the quorum fell short with
