@@ -96,7 +96,7 @@ class _Incidents:
     def record(self, kind, message, detail=""):
         message = " ".join(str(message).split())[:300] or kind
         at_ms = int((time.monotonic() - self.since) * 1000)
-        sys.stderr.write("incident %s at %d ms: %s\n%s" % (kind, at_ms, message, detail))
+        sys.stderr.write("incident %s at %d ms: %s\n%s" % (kind, at_ms, message, detail.rstrip("\n") + "\n" if detail else ""))
         sys.stderr.flush()
         with self.lock:
             self.pending.append({"kind": kind, "message": message, "at_ms": at_ms})
