@@ -1,0 +1,164 @@
+"""A locklab adapter for aioredlock (joanvila/aioredlock, Aioredlock on
+aioredis 1.3.1): a Lua "GET; if none or ours then SET PX" on every --redis
+endpoint at once for acquire and for extend, a majority within the lease less
+drift, retried retry_count times; a Lua "GET; if none OK, if ours DEL" to
+release. --watchdog: lock_timeout=None, so the library's watchdog extends
+the lock every 0.6 x internal_lock_timeout and marks it invalid when an
+extension fails. See README.md.
+
+    run (in lock_impls/libraries):
+        python/.venv/bin/python python/aioredlock_lock.py [--watchdog] --redis host:port[,...]
+"""
+import asyncio
+import re
+
+import aioredis
+from aioredlock import Aioredlock, Lock
+from aioredlock.errors import LockAcquiringError, LockError
+
+import common
+from common import protocol
+
+ARGS = protocol.arguments(__doc__.splitlines()[0], flags=("watchdog",))
+WATCHDOG = ARGS.watchdog
+ENDPOINTS = protocol.endpoints_of(ARGS.redis)
+# aioredlock only logs a node's connection error (log.error, logger
+# aioredlock.redis) and raises the quorum's failure: what it logged during a
+# call says whether a command may have reached a node without an answer.
+LOGGED = common.LoggedErrors("aioredlock")
+# aioredis 1.x has no command (read) timeout: a node that stops answering
+# keeps a call waiting for ever. The adapter gives each call a deadline, as
+# an application's asyncio.wait_for would, and answers unknown after it.
+DEADLINE_S = 2.0
+NOT_CONNECTED = re.compile(r"ConnectionRefusedError|Connect call failed|TimeoutError\(\)")
+
+
+class Adapter:
+    def __init__(self):
+        self.manager = None
+        self.held = {}  # owner -> the Lock acquired here (one per acquisition)
+
+    async def connect(self):
+        """One Aioredlock over the --redis endpoints, given as aioredlock's
+        connection dicts (host, port, and aioredis' create_redis_pool options:
+        a 0.5 s connect timeout, the target's password; aioredis 1.x has no
+        ACL user): the library opens one pool per node on first use, and a
+        node it cannot reach fails only that node's part of a quorum."""
+        if self.manager is None:
+            password = protocol.connection_options()["password"]
+            connections = []
+            for host, port in ENDPOINTS:
+                connection = {"host": host, "port": port, "timeout": 0.5}
+                if password:
+                    connection["password"] = password
+                connections.append(connection)
+            self.manager = Aioredlock(redis_connections=connections)
+        return self.manager
+
+    async def op_connect(self, request):
+        """Opens each node's pool and loads the library's scripts now."""
+        manager = await self.connect()
+        results = await asyncio.gather(*[asyncio.wait_for(i.connect(), DEADLINE_S)
+                                         for i in manager.redis.instances], return_exceptions=True)
+        errors = ["%s: %s" % (type(r).__name__, r) for r in results if isinstance(r, BaseException)]
+        if len(errors) > len(results) // 2:
+            return {"ok": False, "error": "; ".join(errors)}
+        return {"ok": True}
+
+    async def acquire(self, request):
+        manager = await self.connect()
+        ttl = request["ttl_ms"] / 1000.0
+        # retry_count: one attempt for wait_ms 0, else as many as the
+        # library's mean delay (uniform 0.1-0.3 s) fits in wait_ms.
+        manager.retry_count = 1 + request["wait_ms"] // 200
+        if WATCHDOG:
+            # The lease is internal_lock_timeout, renewed every 0.6 of it.
+            manager.internal_lock_timeout = ttl
+            lock = await manager.lock(request["lock"], lock_timeout=None)
+        else:
+            lock = await manager.lock(request["lock"], lock_timeout=ttl)
+        self.held[lock.id] = lock
+        if WATCHDOG:
+            return {"ok": True, "owner": lock.id, "validity_ms": None}
+        # aioredlock checked that lease - elapsed - drift was positive and
+        # tells its user nothing more (lock.valid): the lab's default.
+        return {"ok": True, "owner": lock.id}
+
+    def lock_of(self, request):
+        lock = self.held.get(request["owner"])
+        if lock is None:
+            lock = Lock(self.manager, request["lock"], request["owner"],
+                        request.get("ttl_ms", 10000) / 1000.0, valid=True)
+        return lock
+
+    async def release(self, request):
+        manager = await self.connect()
+        lock = self.lock_of(request)
+        if lock is self.held.get(request["owner"]):
+            await manager.unlock(lock)
+        else:
+            # Another process's owner: the unlock script alone (unlock()
+            # would also stop the watchdog of this process's lock of the
+            # same name: its watchdogs are kept by resource name).
+            await manager.redis.unset_lock(lock.resource, lock.id)
+        self.held.pop(request["owner"], None)
+        return {"ok": True}
+
+    async def extend(self, request):
+        manager = await self.connect()
+        lock = self.lock_of(request)
+        await manager.extend(lock, lock_timeout=request["ttl_ms"] / 1000.0)
+        return {"ok": True}
+
+    async def held_op(self, request):
+        if not WATCHDOG:
+            return {"ok": False, "error": "no watchdog (lock_timeout given)"}
+        lock = self.held.get(request["owner"])
+        return {"ok": True, "held": bool(lock is not None and lock.valid)}
+
+    async def handle(self, request):
+        op = request.get("op")
+        if op == "hello":
+            return protocol.hello("aioredlock-watchdog" if WATCHDOG else "aioredlock",
+                                  protocol.version_of("aioredlock"), multi_node=True,
+                                  renews=WATCHDOG, connect=True, incidents=True)
+        handler = {"acquire": self.acquire, "release": self.release, "extend": self.extend,
+                   "held": self.held_op, "connect": self.op_connect}.get(op)
+        if handler is None:
+            return protocol.unknown_op(op)
+        if op in ("held", "connect"):
+            return await handler(request)
+        # The wait plus 2 s, under the lab's reply timeout (10 s + wait_ms).
+        deadline = DEADLINE_S + request.get("wait_ms", 0) / 1000.0
+        LOGGED.take()
+        try:
+            return await asyncio.wait_for(handler(request), deadline)
+        except asyncio.TimeoutError:
+            return {"ok": False, "unknown": True,
+                    "error": "no answer within %.1f s (asyncio.wait_for): aioredis has no read timeout" % deadline}
+        except (LockError, RuntimeError, OSError, aioredis.errors.RedisError) as error:
+            # A node it could not connect to (refused, or aioredis' connect
+            # timeout: it has no other) got nothing; any other error logged
+            # for a node may have hit after its command was written.
+            logged = [(m, e) for m, e in LOGGED.take() if not NOT_CONNECTED.search(m)]
+            message = "%s: %s" % (type(error).__name__, error)
+            if logged or not isinstance(error, LockError):
+                # A node's connection failed (or the quorum fell short with
+                # an error logged): a command may have run there.
+                return {"ok": False, "unknown": True,
+                        "error": message + ("; " + logged[0][0] if logged else "")}
+            if type(error) is LockAcquiringError or op != "acquire":
+                return {"ok": False, "error": message}
+            # "Lock timeout": the key was set on a majority too late; the
+            # library deletes it in the background.
+            return {"ok": False, "unknown": True, "error": message}
+
+
+async def main():
+    protocol.watch_incidents()
+    protocol.watch_loop(asyncio.get_running_loop())
+    await protocol.serve_async(Adapter().handle)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,124 @@
+"""A locklab adapter for pottery's Redlock (brainix/pottery, pottery.Redlock):
+SET redlock:<key> <uuid4> PX NX on every master in parallel (a thread pool
+that returns once a majority answered and the validity left is positive),
+Lua compare-and-PEXPIRE to extend (at most num_extensions times), Lua
+compare-and-DEL to release, a majority required for each; one redis.Redis per
+--redis endpoint. See README.md.
+
+    run (in lock_impls/libraries):
+        python/.venv/bin/python python/pottery_redlock.py --redis host:port[,...]
+"""
+import os
+import redis
+from pottery import Redlock
+from pottery.exceptions import ExtendUnlockedLock, ReleaseUnlockedLock, TooManyExtensions
+from redis.exceptions import ConnectionError, RedisError, TimeoutError
+
+import common
+from common import protocol
+
+ARGS = protocol.arguments(__doc__.splitlines()[0])
+MASTERS = [redis.Redis(host=host, port=port, **protocol.connection_options())
+           for host, port in protocol.endpoints_of(ARGS.redis)]
+# pottery catches a master's RedisError and only logs it (logger 'pottery',
+# logger.exception): collected here to tell "refused" from "unknown".
+LOGGED = common.LoggedErrors("pottery")
+HELD = {}  # owner (the Redlock's uuid) -> the Redlock that acquired it
+
+
+def in_doubt(errors):
+    """A timeout or a lost connection after a command may have been written
+    to some master: a key of ours may remain there."""
+    return [message for message, error in errors
+            if isinstance(error, (ConnectionError, TimeoutError)) and common.sent(error)]
+
+
+def failed(what, errors):
+    doubt = in_doubt(errors)
+    if doubt:
+        return {"ok": False, "unknown": True, "error": "%s; %s" % (what, doubt[0])}
+    return {"ok": False, "error": what}
+
+
+def redlock(request):
+    # One Redlock per acquisition (acquire() draws a new uuid on the object).
+    # auto_release_time = the lease in seconds (pottery uses it as PX in ms);
+    # pottery's defaults otherwise (num_extensions=3, raise_on_redis_errors
+    # False, retry delay uniform(0, 0.2 s)).
+    return Redlock(key=request["lock"], masters=set(MASTERS),
+                   auto_release_time=request["ttl_ms"] / 1000.0)
+
+
+def acquire(request):
+    lock = redlock(request)
+    LOGGED.take()
+    try:
+        if request["wait_ms"] <= 0:
+            acquired = lock.acquire(blocking=False)
+        else:
+            acquired = lock.acquire(blocking=True, timeout=request["wait_ms"] / 1000.0)
+    except RedisError as error:
+        return common.outcome_of(error)
+    errors = LOGGED.take()
+    if not acquired:
+        # pottery released on every master after a failed attempt; a master
+        # that timed out may still hold our key.
+        return failed("no quorum within the wait", errors)
+    HELD[lock._uuid] = lock
+    # pottery checked that validity (auto_release_time - drift - elapsed) was
+    # positive and tells its user nothing more: the lab's default (ttl_ms from
+    # the start of the acquire).
+    return {"ok": True, "owner": lock._uuid}
+
+
+def lock_of(request):
+    lock = HELD.get(request["owner"])
+    if lock is None:
+        lock = redlock({"lock": request["lock"], "ttl_ms": request.get("ttl_ms", 10000)})
+        lock._uuid = request["owner"]  # the value pottery compares on release/extend
+    return lock
+
+
+def release(request):
+    lock = lock_of(request)
+    LOGGED.take()
+    try:
+        lock.release()
+    except ReleaseUnlockedLock:
+        HELD.pop(request["owner"], None)
+        return failed("not held (ReleaseUnlockedLock)", LOGGED.take())
+    HELD.pop(request["owner"], None)
+    return {"ok": True}
+
+
+def extend(request):
+    lock = lock_of(request)
+    lock.auto_release_time = request["ttl_ms"] / 1000.0
+    LOGGED.take()
+    try:
+        lock.extend()
+    except TooManyExtensions:
+        return {"ok": False, "error": "TooManyExtensions (num_extensions=%d)" % lock.num_extensions}
+    except ExtendUnlockedLock:
+        return failed("not held (ExtendUnlockedLock)", LOGGED.take())
+    return {"ok": True}
+
+
+HANDLERS = {"acquire": acquire, "release": release, "extend": extend,
+            "connect": lambda request: common.ping_all(MASTERS)}
+
+
+def handle(request):
+    op = request.get("op")
+    if op == "hello":
+        return protocol.hello("pottery-redlock", protocol.version_of("pottery"),
+                              multi_node=True, connect=True, incidents=True)
+    if op not in HANDLERS:
+        return protocol.unknown_op(op)
+    return HANDLERS[op](request)
+
+
+if __name__ == "__main__":
+    protocol.watch_incidents()
+    protocol.serve(handle)
+    os._exit(0)  # stdin closed: no finalizers of a shutting-down interpreter

@@ -1,0 +1,158 @@
+"""A locklab adapter for python-redis-lock (ionelmc, redis_lock.Lock): SET
+lock:<name> <id> NX EX <whole seconds>, waiting on BLPOP lock-signal:<name>,
+a Lua compare-and-delete (+ LPUSH of the signal) to release, a Lua
+compare-and-EXPIRE to extend; one Redis node (the first --redis endpoint).
+--auto-renewal: Lock(..., auto_renewal=True), a daemon thread extending the
+lease every 2/3 of expire. See README.md.
+
+    run (in lock_impls/libraries):
+        python/.venv/bin/python python/python_redis_lock.py [--auto-renewal] --redis host:port[,...]
+"""
+import os
+import math
+import threading
+
+import redis
+import redis_lock
+from redis.exceptions import RedisError
+
+import common
+from common import protocol
+
+ARGS = protocol.arguments(__doc__.splitlines()[0], flags=("auto-renewal",))
+RENEW = ARGS.auto_renewal
+HOST, PORT = protocol.endpoints_of(ARGS.redis)[0]
+
+
+class Client(redis.StrictRedis):
+    """The redis-py client the Lock is given: the lab's 1 s timeouts
+    (protocol.connection_options()), except for the library's BLPOP, a wait
+    of up to `timeout` whole seconds, which runs on a client whose read
+    timeout is that wait + 1 s (as an application giving redis-py a socket
+    timeout must); and a note of the last command, to tell whether an error
+    came from the SET (the outcome is unknown) or from the BLPOP wait after
+    a refused SET (nothing of ours in Redis)."""
+
+    def __init__(self):
+        super().__init__(host=HOST, port=PORT, **protocol.connection_options())
+        self.blocking = {}
+        self.last = threading.local()
+
+    def set(self, *args, **kwargs):
+        self.last.command = "SET"
+        return super().set(*args, **kwargs)
+
+    def blpop(self, keys, timeout=0):
+        self.last.command = "BLPOP"
+        client = self.blocking.get(timeout)
+        if client is None:
+            options = protocol.connection_options()
+            options["socket_timeout"] = float(timeout or 0) + 1.0 if timeout else None
+            client = self.blocking[timeout] = redis.StrictRedis(host=HOST, port=PORT, **options)
+        return client.blpop(keys, timeout)
+
+
+CLIENT = Client()
+HELD = {}  # owner -> the Lock that acquired it (one Lock per acquisition)
+
+
+def acquire(request):
+    # expire = the lease in seconds, as the library's users pass it; the
+    # library keeps int(expire) (whole seconds: 1.5 s becomes 1 s, under
+    # 1 s becomes 0, and SET ... EX 0 is refused by Redis).
+    lock = redis_lock.Lock(CLIENT, request["lock"], expire=request["ttl_ms"] / 1000.0,
+                           auto_renewal=RENEW)
+    CLIENT.last.command = None
+    try:
+        if request["wait_ms"] <= 0:
+            acquired = lock.acquire(blocking=False)
+        else:
+            # timeout: "An integer value specifying the maximum number of
+            # seconds to block" (whole seconds: rounded up, since 0 would
+            # mean waiting for ever); without renewal the library refuses a
+            # timeout above expire (TimeoutTooLarge): capped at it.
+            timeout = max(1, math.ceil(request["wait_ms"] / 1000.0))
+            if not RENEW and lock._expire and timeout > lock._expire:
+                timeout = lock._expire
+            acquired = lock.acquire(blocking=True, timeout=timeout)
+    except RedisError as error:
+        if CLIENT.last.command == "BLPOP":
+            # The SET before it was answered "busy": nothing of ours is set.
+            return {"ok": False, "error": "waiting (BLPOP) failed: %s: %s" % (type(error).__name__, error)}
+        return common.outcome_of(error)
+    if not acquired:
+        return {"ok": False, "error": "held by another client"}
+    HELD[lock.id] = lock
+    response = {"ok": True, "owner": lock.id}
+    if RENEW:
+        response["validity_ms"] = None  # renewed in the background, no deadline
+    # Without renewal the library tells its user nothing beyond the expire it
+    # was given: the lab's default (ttl_ms from the start of the acquire).
+    return response
+
+
+def lock_of(request):
+    lock = HELD.get(request["owner"])
+    if lock is None:
+        # "Lock("name", id=id_from_other_place).release()" (its docstring).
+        lock = redis_lock.Lock(CLIENT, request["lock"], id=request["owner"])
+    return lock
+
+
+def release(request):
+    lock = lock_of(request)
+    try:
+        lock.release()  # stops the renewal thread first, then the script
+    except redis_lock.NotAcquired as error:
+        HELD.pop(request["owner"], None)
+        return {"ok": False, "error": "not held: %s" % error}
+    except RedisError as error:
+        return common.outcome_of(error)  # the Lock stays, as the application keeps it
+    HELD.pop(request["owner"], None)
+    return {"ok": True}
+
+
+def extend(request):
+    lock = lock_of(request)
+    try:
+        lock.extend(expire=request["ttl_ms"] / 1000.0)
+    except (redis_lock.NotAcquired, redis_lock.NotExpirable) as error:
+        return {"ok": False, "error": "not held: %s" % error}
+    except RedisError as error:
+        return common.outcome_of(error)
+    return {"ok": True}
+
+
+def held(request):
+    """The library keeps no flag and calls nobody when a renewal fails: its
+    renewal thread raises (NotAcquired, or the client's TimeoutError) and
+    ends. Whether that thread is still running is all it knows of the lease
+    (Lock._lock_renewal_thread)."""
+    if not RENEW:
+        return {"ok": False, "error": "no background renewal (auto_renewal=False)"}
+    lock = HELD.get(request["owner"])
+    if lock is None:
+        return {"ok": True, "held": False}
+    thread = lock._lock_renewal_thread
+    return {"ok": True, "held": thread is not None and thread.is_alive()}
+
+
+HANDLERS = {"acquire": acquire, "release": release, "extend": extend, "held": held,
+            "connect": lambda request: common.ping_all([CLIENT])}
+
+
+def handle(request):
+    op = request.get("op")
+    if op == "hello":
+        return protocol.hello("python-redis-lock-auto-renewal" if RENEW else "python-redis-lock",
+                              protocol.version_of("python-redis-lock"),
+                              renews=RENEW, connect=True, incidents=True)
+    if op not in HANDLERS:
+        return protocol.unknown_op(op)
+    return HANDLERS[op](request)
+
+
+if __name__ == "__main__":
+    protocol.watch_incidents()
+    protocol.serve(handle)
+    os._exit(0)  # stdin closed: no finalizers of a shutting-down interpreter
