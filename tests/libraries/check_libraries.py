@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Runs every library of lock_impls/libraries/libraries.json through the
-library stories and two controls with real redis-server processes, and checks
-what the comparison relies on:
+"""Runs every library of lock_impls/libraries/libraries.json through two
+controls, and every story that writes its own expectation for a library
+through that library, with real redis-server processes, and checks what the
+comparison relies on:
 
-- the suite exits 0: every cell met its expectation (or was safer than the
-  built-in it stands in for, or not applicable with its reason);
+- every cell met its expectation (or was safer than the built-in it stands
+  in for, or not applicable with its reason);
 - each library is a column with the version its adapter announced;
 - every library holds with no faults and breaks when paused past its lease;
 - each published bug is measured where its story says: the cells a story
@@ -15,7 +16,13 @@ usage: check_libraries.py LOCKLAB PROJECT_DIR [RUNTIME]
 RUNTIME (node, python, java, go or rust) keeps the libraries whose adapters
 run on it, so that each runtime's libraries are a test of their own; a
 runtime with no library is a failure, never a pass.
+
+The tests' tier: a library story is run here only for the libraries it names
+(their published bugs, measured where the story says). Every library against
+every story, each held to its `like` built-in where no story names it, is
+the comparison's (`harness/scripts/lab.sh suite`), which takes an hour.
 """
+import concurrent.futures
 import json
 import os
 import shlex
@@ -82,31 +89,43 @@ def main():
     if not entries:
         fail(f"no library of libraries.json runs on {runtime}")
     libraries = [hello_name(entry["adapter"], directory) for entry in entries]
-    # The comparison's stories that expect one of these libraries to leave an
-    # incident behind (an unhandled rejection, say) run here too.
-    incident_stories = []
-    for file in sorted(os.listdir(os.path.join(project, "scenarios"))):
-        if not file.endswith(".json") or file == "schema.json":
-            continue
-        story = json.load(open(os.path.join(project, "scenarios", file)))
-        if any(name in libraries and expected.get("incidents")
-               for name, expected in story.get("libraries", {}).items()):
-            incident_stories.append(os.path.join("scenarios", file))
+    # The stories that write an expectation of their own for one of these
+    # libraries (the library stories, and the comparison's stories that
+    # expect an incident), each told to the libraries it names.
+    named = []  # (story file, [library names])
+    for folder in (STORIES, "scenarios"):
+        for file in sorted(os.listdir(os.path.join(project, folder))):
+            if not file.endswith(".json") or file == "schema.json":
+                continue
+            story = json.load(open(os.path.join(project, folder, file)))
+            mine = [name for name, expected in story.get("libraries", {}).items()
+                    if name in libraries and (folder == STORIES or expected.get("incidents"))]
+            if mine:
+                named.append((os.path.join(folder, file), mine))
+    runs = [(CONTROLS, libraries)] + [([file], names) for file, names in named]
     out = tempfile.mkdtemp(prefix="locklab-libraries-")
     try:
-        command = [locklab, "suite", STORIES, *CONTROLS, *incident_stories,
-                   "--libraries", libraries_file,
-                   "--out", out, "--jobs", "3"]
-        for name in libraries:
-            command += ["-a", name]
-        run = subprocess.run(command, cwd=project, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, timeout=840)
-        if run.returncode != 0:
-            fail(f"suite exited {run.returncode}:\n" + "\n".join(
-                line for line in run.stdout.splitlines() if "NOT" in line or "error" in line))
-        results = json.load(open(os.path.join(out, "results.json")))
+        def suite(index):
+            files, names = runs[index]
+            command = [locklab, "suite", *files, "--libraries", libraries_file,
+                       "--out", os.path.join(out, str(index)), "--jobs", "3"]
+            for name in names:
+                command += ["-a", name]
+            return subprocess.run(command, cwd=project, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, timeout=840)
+        # Two suites at a time: each waits on its stories' timers.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            finished = list(pool.map(suite, range(len(runs))))
+        problems = [line for run in finished if run.returncode != 0
+                    for line in run.stdout.splitlines() if "NOT" in line or "error" in line]
+        if any(run.returncode != 0 for run in finished):
+            fail("a suite exited non-zero:\n" + "\n".join(problems))
+        documents = [json.load(open(os.path.join(out, str(i), "results.json")))
+                     for i in range(len(runs))]
     finally:
         shutil.rmtree(out, ignore_errors=True)
+    results = documents[0]
+    incident_stories = [file for file, _ in named if not file.startswith(STORIES)]
 
     columns = {lock["name"]: lock for lock in results["locks"]}
     for name in libraries:
@@ -115,7 +134,7 @@ def main():
         if not columns[name].get("version"):
             fail(f"{name}'s column has no version")
 
-    cells = {(c["scenario"], c["algorithm"]): c for c in results["cells"]}
+    cells = {(c["scenario"], c["algorithm"]): c for d in documents for c in d["cells"]}
     for name in libraries:
         if cells[("no-faults", name)]["verdicts"] != ["safe"]:
             fail(f"no-faults × {name}: {cells[('no-faults', name)]['verdicts']}, expected safe")
