@@ -99,13 +99,17 @@
 //     renewals_recorded) has no `hi`.
 //   - q's grant happened between B's attempt start (value.attempt_ns, else
 //     B's acquire invoke) and B's acquire ok. broken-lease when B's ok came
-//     before lo: inside_lease_ms = lo - B's ok (at least that far inside).
+//     before lo and B's attempt started no earlier than A's acquire ok (so
+//     A was surely granted first): inside_lease_ms = lo - B's ok (at least
+//     that far inside).
 //     overrun when B's attempt started at or after hi: past_lease_ms = A's
 //     last act as holder (its last write invoke, or the release invoke or
 //     lost event that ended the hold) - hi, when that act came after hi; the
 //     overrun is clock_misjudged when A's clock at that act still showed
-//     lease left. unclassified otherwise (no ttl_ms, unrecorded renewals, or
-//     a grant window that straddles the lease's end), with the reason.
+//     lease left. unclassified otherwise (no ttl_ms, unrecorded renewals, a
+//     grant window that straddles the lease's end, or a B whose attempt
+//     began before A's acquire answered, so that either may have been
+//     granted first), with the reason.
 //   - late writes: A's writes invoked after B's acquire ok, counted by what
 //     the store did: accepted, rejected by fencing. An overlap with late
 //     writes all rejected is "stopped by fencing".
