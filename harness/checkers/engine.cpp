@@ -255,8 +255,8 @@ void Engine::observe(const history::EventView& e) {
 }
 
 std::string Engine::f_name(int32_t f) const {
-  static const char* const kKnown[] = {"acquire", "release", "extend", "write", "lost", "renewed",
-                                       "incident"};
+  static const char* const kKnown[] = {"acquire", "release", "extend",  "write",
+                                       "lost",    "renewed", "incident"};
   return f < int32_t(Op::Other) ? kKnown[f] : fs_[f - int32_t(Op::Other)];
 }
 
