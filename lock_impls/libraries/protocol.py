@@ -189,6 +189,24 @@ def serve(handle):
         respond(request, _answer_incidents(request) or handle(request))
 
 
+def run(hello_answer, handlers):
+    """A whole synchronous adapter: hello answers `hello_answer`, every other
+    op its function in `handlers` (op -> handler(request) -> response),
+    incidents are watched, and the process ends when stdin closes, without
+    the interpreter's shutdown (a library's threads may still be waiting)."""
+    def handle(request):
+        op = request.get("op")
+        if op == "hello":
+            return dict(hello_answer)
+        if op not in handlers:
+            return unknown_op(op)
+        return handlers[op](request)
+
+    watch_incidents()
+    serve(handle)
+    os._exit(0)
+
+
 async def serve_async(handle):
     """Answers each request with await handle(request) until stdin closes.
     stdin is read in the loop's executor, so that the library's tasks run

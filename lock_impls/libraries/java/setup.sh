@@ -27,5 +27,12 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ] && [ -d target/lib ]; then
   exit 0
 fi
 rm -rf target
-mvn -q -B -Dstyle.color=never package
+# Quiet unless it fails: then Maven's own words, on stderr.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! mvn -q -B -Dstyle.color=never package >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "lab.sh: error: the Java adapters did not build (mvn package in lock_impls/libraries/java, above)" >&2
+  exit 1
+fi
 echo "$hash" > "$stamp"

@@ -8,7 +8,6 @@ compare-and-DEL to release, a majority required for each; one redis.Redis per
     run (in lock_impls/libraries):
         python/.venv/bin/python python/pottery_redlock.py --redis host:port[,...]
 """
-import os
 import redis
 from pottery import Redlock
 from pottery.exceptions import ExtendUnlockedLock, ReleaseUnlockedLock, TooManyExtensions
@@ -108,17 +107,8 @@ HANDLERS = {"acquire": acquire, "release": release, "extend": extend,
             "connect": lambda request: common.ping_all(MASTERS)}
 
 
-def handle(request):
-    op = request.get("op")
-    if op == "hello":
-        return protocol.hello("pottery-redlock", protocol.version_of("pottery"),
-                              multi_node=True, connect=True, incidents=True)
-    if op not in HANDLERS:
-        return protocol.unknown_op(op)
-    return HANDLERS[op](request)
-
+HELLO = protocol.hello("pottery-redlock", protocol.version_of("pottery"),
+                       multi_node=True, connect=True, incidents=True)
 
 if __name__ == "__main__":
-    protocol.watch_incidents()
-    protocol.serve(handle)
-    os._exit(0)  # stdin closed: no finalizers of a shutting-down interpreter
+    protocol.run(HELLO, HANDLERS)

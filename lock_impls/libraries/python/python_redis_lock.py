@@ -8,7 +8,6 @@ lease every 2/3 of expire. See README.md.
     run (in lock_impls/libraries):
         python/.venv/bin/python python/python_redis_lock.py [--auto-renewal] --redis host:port[,...]
 """
-import os
 import math
 import threading
 
@@ -141,18 +140,9 @@ HANDLERS = {"acquire": acquire, "release": release, "extend": extend, "held": he
             "connect": lambda request: common.ping_all([CLIENT])}
 
 
-def handle(request):
-    op = request.get("op")
-    if op == "hello":
-        return protocol.hello("python-redis-lock-auto-renewal" if RENEW else "python-redis-lock",
-                              protocol.version_of("python-redis-lock"),
-                              renews=RENEW, connect=True, incidents=True)
-    if op not in HANDLERS:
-        return protocol.unknown_op(op)
-    return HANDLERS[op](request)
-
+HELLO = protocol.hello("python-redis-lock-auto-renewal" if RENEW else "python-redis-lock",
+                       protocol.version_of("python-redis-lock"),
+                       renews=RENEW, connect=True, incidents=True)
 
 if __name__ == "__main__":
-    protocol.watch_incidents()
-    protocol.serve(handle)
-    os._exit(0)  # stdin closed: no finalizers of a shutting-down interpreter
+    protocol.run(HELLO, HANDLERS)

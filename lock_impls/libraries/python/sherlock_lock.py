@@ -7,7 +7,6 @@ See README.md.
     run (in lock_impls/libraries):
         python/.venv/bin/python python/sherlock_lock.py --redis host:port[,...]
 """
-import os
 import redis
 import sherlock
 from redis.exceptions import RedisError
@@ -95,17 +94,8 @@ HANDLERS = {"acquire": acquire, "release": release, "extend": extend,
             "connect": lambda request: common.ping_all([CLIENT])}
 
 
-def handle(request):
-    op = request.get("op")
-    if op == "hello":
-        return protocol.hello("sherlock-redis-lock", protocol.version_of("sherlock"),
-                              connect=True, incidents=True)
-    if op not in HANDLERS:
-        return protocol.unknown_op(op)
-    return HANDLERS[op](request)
-
+HELLO = protocol.hello("sherlock-redis-lock", protocol.version_of("sherlock"),
+                       connect=True, incidents=True)
 
 if __name__ == "__main__":
-    protocol.watch_incidents()
-    protocol.serve(handle)
-    os._exit(0)  # stdin closed: no finalizers of a shutting-down interpreter
+    protocol.run(HELLO, HANDLERS)

@@ -62,8 +62,7 @@ public final class RedissonFencedLockAdapter implements Protocol.Adapter {
         if (token == null) return Protocol.fail("held by another client");
         String owner = RedissonSupport.owner(client, threadId);
         holders.put(owner, new Holder(lock, threadId));
-        Map<String, Object> response = Protocol.ok();
-        response.put("owner", owner);
+        Map<String, Object> response = RedissonSupport.acquired(owner);
         response.put("token", token);
         return response;
     }
@@ -71,14 +70,8 @@ public final class RedissonFencedLockAdapter implements Protocol.Adapter {
     @Override
     public Map<String, Object> release(JsonNode request) {
         Holder holder = holders.remove(request.get("owner").asText());
-        if (holder == null)
-            return Protocol.fail("not held: the owner is not an acquisition of this client (Redisson names holders by client id and thread id)");
-        try {
-            holder.lock().unlockAsync(holder.threadId()).get();
-            return Protocol.ok();
-        } catch (Exception e) {
-            return RedissonSupport.outcome(e);
-        }
+        if (holder == null) return RedissonSupport.notAnAcquisition();
+        return RedissonSupport.unlock(holder.lock(), holder.threadId());
     }
 
     @Override

@@ -116,9 +116,7 @@ public final class RedissonMultiNodeLock implements Protocol.Adapter {
         // Every client's id names the same holder on its node; the first one is the owner.
         String owner = RedissonSupport.owner(clients.get(0), threadId);
         holders.put(owner, new Holder(nodes, threadId));
-        Map<String, Object> response = Protocol.ok();
-        response.put("owner", owner);
-        return response;
+        return RedissonSupport.acquired(owner);
     }
 
     /**
@@ -131,8 +129,7 @@ public final class RedissonMultiNodeLock implements Protocol.Adapter {
     @Override
     public Map<String, Object> release(JsonNode request) {
         Holder holder = holders.remove(request.get("owner").asText());
-        if (holder == null)
-            return Protocol.fail("not held: the owner is not an acquisition of this client (Redisson names holders by client id and thread id)");
+        if (holder == null) return RedissonSupport.notAnAcquisition();
         List<RFuture<Void>> unlocks = new ArrayList<>();
         for (RLock node : holder.nodes()) unlocks.add(node.unlockAsync(holder.threadId()));
         int released = 0;

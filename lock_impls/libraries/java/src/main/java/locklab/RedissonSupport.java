@@ -1,6 +1,7 @@
 package locklab;
 
 import org.redisson.Redisson;
+import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
@@ -126,5 +127,27 @@ final class RedissonSupport {
                 && error.getMessage() != null && error.getMessage().startsWith("ERR"))
             return Protocol.fail("refused: " + text);
         return Protocol.unknown(text);
+    }
+
+    /** The answer to an acquire that took the lock as `owner`. */
+    static Map<String, Object> acquired(String owner) {
+        Map<String, Object> response = Protocol.ok();
+        response.put("owner", owner);
+        return response;
+    }
+
+    /** The answer to a release or extend of an owner this client never acquired. */
+    static Map<String, Object> notAnAcquisition() {
+        return Protocol.fail("not held: the owner is not an acquisition of this client (Redisson names holders by client id and thread id)");
+    }
+
+    /** unlock() of `lock` by its holder `threadId`: released, or what the error says. */
+    static Map<String, Object> unlock(RLock lock, long threadId) {
+        try {
+            lock.unlockAsync(threadId).get();
+            return Protocol.ok();
+        } catch (Exception e) {
+            return outcome(e);
+        }
     }
 }

@@ -71,8 +71,7 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
         }
         String owner = RedissonSupport.owner(client, threadId);
         holders.put(owner, new Holder(client, lock, threadId));
-        Map<String, Object> response = Protocol.ok();
-        response.put("owner", owner);
+        Map<String, Object> response = RedissonSupport.acquired(owner);
         response.put("validity_ms", null);  // renewed until unlock: no deadline of its own
         return response;
     }
@@ -80,14 +79,8 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
     @Override
     public Map<String, Object> release(JsonNode request) {
         Holder holder = holders.remove(request.get("owner").asText());
-        if (holder == null)
-            return Protocol.fail("not held: the owner is not an acquisition of this client (Redisson names holders by client id and thread id)");
-        try {
-            holder.lock().unlockAsync(holder.threadId()).get();
-            return Protocol.ok();
-        } catch (Exception e) {
-            return RedissonSupport.outcome(e);
-        }
+        if (holder == null) return RedissonSupport.notAnAcquisition();
+        return RedissonSupport.unlock(holder.lock(), holder.threadId());
     }
 
     @Override
