@@ -24,5 +24,11 @@ rm -rf "$venv"
 "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
     --require-hashes --no-deps --only-binary :all: -r requirements.txt
-"$venv/bin/python" -m pip check --disable-pip-version-check >&2
+# Every pinned requirement is met by the others (--no-deps installs exactly the
+# list): quiet when it is, pip's own words when not.
+if ! check=$("$venv/bin/python" -m pip check --disable-pip-version-check 2>&1); then
+    echo "$check" >&2
+    echo "lab.sh: error: the pinned Python libraries do not fit together (pip check, above)" >&2
+    exit 1
+fi
 echo "$want" > "$venv/.stamp"
