@@ -62,7 +62,7 @@ install_libraries() {
   export PATH
   local setup
   for setup in "$dir"/*/setup.sh; do
-    [[ -f $setup ]] && bash "$setup"
+    if [[ -f $setup ]]; then bash "$setup"; fi
   done
 }
 
