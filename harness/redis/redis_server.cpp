@@ -90,9 +90,9 @@ void RedisServer::start() {
   if (options_.replica_of)
     argv.insert(argv.end(), {"--replicaof", options_.replica_of->host,
                              std::to_string(options_.replica_of->port)});
-  if (options_.announce)
-    argv.insert(argv.end(), {"--replica-announce-ip", options_.announce->host,
-                             "--replica-announce-port", std::to_string(options_.announce->port)});
+  if (options_.announce_self)
+    argv.insert(argv.end(), {"--replica-announce-ip", options_.host, "--replica-announce-port",
+                             std::to_string(port_)});
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
   // `ip netns exec` execs the server in place, so the pid stays the server's.
   argv.insert(argv.begin(), options_.run_prefix.begin(), options_.run_prefix.end());

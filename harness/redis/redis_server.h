@@ -19,11 +19,14 @@
 namespace locklab {
 
 struct RedisServerOptions {
-  int port = 0;                            // 0 = pick a free loopback port
-  bool persistence = false;                // AOF with appendfsync always; otherwise none at all
-  bool debug_commands = true;              // --enable-debug-command local (DEBUG SLEEP)
-  std::optional<Endpoint> replica_of;      // start as a replica of this endpoint
-  std::optional<Endpoint> announce;        // replica-announce-ip/port (replication through a proxy)
+  int port = 0;                        // 0 = pick a free loopback port
+  bool persistence = false;            // AOF with appendfsync always; otherwise none at all
+  bool debug_commands = true;          // --enable-debug-command local (DEBUG SLEEP)
+  std::optional<Endpoint> replica_of;  // start as a replica of this endpoint
+  // A replica reached through a proxy announces where it listens itself
+  // (replica-announce-ip/port = host and the port it started on), so the
+  // master's INFO and sentinels name the server, not the proxy's far end.
+  bool announce_self = false;
   std::vector<std::string> extra_args;     // more "--name value" pairs
   std::map<std::string, std::string> env;  // e.g. LD_PRELOAD of the clock shim
   std::chrono::milliseconds start_timeout{5000};

@@ -74,19 +74,16 @@ Cluster::Cluster(const ClusterShape& shape, int clients, uint64_t seed) : master
     const int index = shape.masters + r;
     RedisServerOptions options = options_for(index, "node0-replica" + std::to_string(r));
     if (nodes_.empty()) {
-      // The replica's port is needed for its announce address before it starts.
-      options.port = free_loopback_port();
-      options.announce = Endpoint{"127.0.0.1", options.port};
       replication_links_.push_back(
           std::make_unique<FaultProxy>(servers_[0]->endpoint(), seed + 7 * r));
     } else {
       // In its namespace the replica reaches the lab only at the lab's end of
       // its veth; the replication proxy listens there.
-      options.announce = Endpoint{options.host, options.port};
       replication_links_.push_back(std::make_unique<FaultProxy>(
           servers_[0]->endpoint(), seed + 7 * r, nodes_[size_t(index)]->lab_address()));
     }
     options.replica_of = replication_links_.back()->endpoint();
+    options.announce_self = true;
     servers_.push_back(std::make_unique<RedisServer>(options));
   }
   for (int r = 0; r < shape.replicas; ++r)

@@ -30,10 +30,9 @@ struct ProxiedPair {
   static RedisServerOptions replica_options(const Endpoint& link) {
     RedisServerOptions options;
     options.name = "replica";
-    options.port = free_loopback_port();
     options.replica_of = link;
     // Announce the real address, so sentinels reach the replica directly.
-    options.announce = Endpoint{"127.0.0.1", options.port};
+    options.announce_self = true;
     return options;
   }
 };

@@ -112,7 +112,9 @@ std::vector<double> plain_binary_search(const SweepSpec& spec, double threshold)
   if (spec.from >= threshold) return probed;
   double safe = spec.from, broken = spec.to;
   const bool integer = spec.param != "rate";
-  while (broken - safe > effective_precision(spec)) {
+  // Widths within a rounding error of the precision are done (0.03 - 0.02
+  // is a hair above 0.01 in doubles).
+  while (broken - safe > effective_precision(spec) + 1e-9) {
     double middle = safe + (broken - safe) / 2;
     if (integer) middle = std::round(middle);
     if (middle <= safe || middle >= broken) break;
