@@ -430,14 +430,14 @@ std::string bound_text(const json& value) {
 std::string envelope_cell(const json& cell) {
   const std::string outcome = text_at(cell, "outcome");
   std::string out;
-  if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks))
+  if (outcome == search_outcome_name(SearchOutcome::kBreaks))
     out = "**" + bound_text(cell["median"]) + "** (" + bound_text(cell["min"]) + "–" +
           bound_text(cell["max"]) + ")";
-  else if (outcome == envelope_outcome_name(EnvelopeOutcome::kNeverBreaks))
+  else if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks))
     out = "never";
-  else if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaksWithoutFault))
+  else if (outcome == search_outcome_name(SearchOutcome::kBreaksWithoutFault))
     out = "0 (without the fault)";
-  else if (outcome == envelope_outcome_name(EnvelopeOutcome::kNotApplicable))
+  else if (outcome == search_outcome_name(SearchOutcome::kNotApplicable))
     return "n/a";
   else
     out =
@@ -523,7 +523,7 @@ std::string envelope_markdown(const json& envelope) {
   for (const auto& lock : locks)
     for (const auto& cell : cells)
       if (text_at(cell, "lock") == lock &&
-          text_at(cell, "outcome") == envelope_outcome_name(EnvelopeOutcome::kNotApplicable)) {
+          text_at(cell, "outcome") == search_outcome_name(SearchOutcome::kNotApplicable)) {
         not_applicable += "- `" + lock + "`: " + text_at(cell, "error") + "\n";
         break;
       }

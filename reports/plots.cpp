@@ -235,7 +235,7 @@ std::string sweep_chart_html(const nlohmann::json& sweep, const std::string& lin
            escape(name) + "</text>";
     const json breaking = entry.value("breaking_value", json()),
                safe = entry.value("last_safe_value", json());
-    if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks) && breaking.is_number()) {
+    if (outcome == search_outcome_name(SearchOutcome::kBreaks) && breaking.is_number()) {
       double at = breaking.get<double>();
       if (safe.is_number())
         svg += "<line class=\"safe-range\" x1=\"" + num(x(from)) + "\" x2=\"" +
@@ -245,7 +245,7 @@ std::string sweep_chart_html(const nlohmann::json& sweep, const std::string& lin
       svg += "<circle class=\"breaking\" cx=\"" + num(x(at)) + "\" cy=\"" + num(y) +
              "\" r=\"6\"><title>" + escape(tip) + "</title></circle><text x=\"" + num(x(at) + 10) +
              "\" y=\"" + num(y + 4) + "\">" + escape("breaks at " + tick(at)) + "</text>";
-    } else if (outcome == envelope_outcome_name(EnvelopeOutcome::kNeverBreaks)) {
+    } else if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks)) {
       svg += "<line class=\"safe-range\" x1=\"" + num(x(from)) + "\" x2=\"" + num(x(to)) +
              "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/><text x=\"" + num(x(to) - 4) +
              "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" +
@@ -295,7 +295,7 @@ std::string envelope_measurement(const json& cell, const EnvelopeScale& scale, d
            num(scale.x(to)) + "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
   };
   std::string svg;
-  if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks) && median) {
+  if (outcome == search_outcome_name(SearchOutcome::kBreaks) && median) {
     svg += line("safe-range", scale.gentle, min.value_or(*median));
     if (min && max) svg += line("spread", *min, *max);
     const std::string tip =
@@ -306,10 +306,10 @@ std::string envelope_measurement(const json& cell, const EnvelopeScale& scale, d
     char bound[32];
     std::snprintf(bound, sizeof bound, "%.2f", *median);
     said = std::string("breaks at ") + bound;
-  } else if (outcome == envelope_outcome_name(EnvelopeOutcome::kNeverBreaks)) {
+  } else if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks)) {
     svg += line("safe-range", scale.gentle, scale.harsh);
     said = "never up to " + tick(scale.harsh);
-  } else if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaksWithoutFault)) {
+  } else if (outcome == search_outcome_name(SearchOutcome::kBreaksWithoutFault)) {
     svg += "<circle class=\"breaking\" cx=\"" + num(scale.x(scale.gentle)) + "\" cy=\"" + num(y) +
            "\" r=\"5\"><title>" + escape(lock + " breaks in this story without the fault") +
            "</title></circle>";

@@ -44,10 +44,6 @@ class WordTable {
   // Throws (and so does not compile, for a constexpr table) unless row i
   // holds the enumerator i and no two rows have the same name.
   constexpr explicit WordTable(const Row (&rows)[N]) : rows_(std::to_array(rows)) { check(); }
-  // The same from rows a function built, for rows that hold vectors (which
-  // cannot make a constexpr table: the check runs when the table is built).
-  static WordTable from(std::array<Row, N> rows) { return WordTable(std::move(rows), Built{}); }
-
   // Whether row i holds the enumerator i and no two rows share a name.
   static constexpr bool in_order(const std::array<Row, N>& rows) {
     for (size_t i = 0; i < N; ++i) {
@@ -80,6 +76,12 @@ class WordTable {
     return row ? std::optional<Enum>(row->*Key) : std::nullopt;
   }
 
+  // Every name, in table order, as a constant (a choice parameter's choices).
+  constexpr std::array<std::string_view, N> name_array() const {
+    std::array<std::string_view, N> out{};
+    for (size_t i = 0; i < N; ++i) out[i] = rows_[i].name;
+    return out;
+  }
   // Every name, in table order.
   std::vector<std::string> names() const {
     std::vector<std::string> out;
@@ -97,9 +99,6 @@ class WordTable {
   }
 
  private:
-  struct Built {};
-  constexpr WordTable(std::array<Row, N> rows, Built) : rows_(std::move(rows)) { check(); }
-
   constexpr void check() const {
     if (!in_order(rows_))
       throw "a word table's rows must be in enum order (row i holds the enumerator i), each "

@@ -35,7 +35,7 @@ void Coverage::add(const Scenario& s, const std::vector<bool>& fired) {
       auto value = f.number(range.param);
       if (!value) continue;
       const double v = range.per_ttl ? std::abs(*value) / double(s.workload.ttl_ms) : *value;
-      auto [entry, fresh] = kind.ranges.try_emplace(range.param, v, v);
+      auto [entry, fresh] = kind.ranges.try_emplace(std::string(range.param), v, v);
       entry->second.first = std::min(entry->second.first, v);
       entry->second.second = std::max(entry->second.second, v);
     }
@@ -52,10 +52,11 @@ CoverageSummary Coverage::summary(const std::vector<FaultKind>& allowed,
     const Kind& c = it == kinds_.end() ? none : it->second;
     KindCoverage kind{.kind = name, .runs = c.runs, .generated = c.generated, .fired = c.fired};
     for (const DrawnRange& range : drawn_ranges(k)) {
-      CoverageRange r{.param = range.param,
+      CoverageRange r{.param = std::string(range.param),
                       .unit = range.per_ttl ? "× ttl" : "×",
                       .drawn = {range.low, range.high}};
-      if (auto f = c.ranges.find(range.param); f != c.ranges.end()) r.fired = f->second;
+      if (auto f = c.ranges.find(std::string(range.param)); f != c.ranges.end())
+        r.fired = f->second;
       kind.ranges.push_back(r);
     }
     out.fault_kinds.push_back(kind);

@@ -107,7 +107,7 @@ void draw_params(Draw& draw, Fault& fault, int64_t ttl_ms, bool sentinel_failove
 
 }  // namespace
 
-const std::vector<DrawnRange>& drawn_ranges(FaultKind kind) {
+std::span<const DrawnRange> drawn_ranges(FaultKind kind) {
   return info(kind).explore_ranges;
 }
 

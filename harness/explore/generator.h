@@ -54,6 +54,6 @@ std::vector<FaultKind> drawn_kinds(const Space& space);
 
 // The fields `generate` draws for `kind` (the summary shows them): its
 // row's explore_ranges (fault_kind.h).
-const std::vector<DrawnRange>& drawn_ranges(FaultKind kind);
+std::span<const DrawnRange> drawn_ranges(FaultKind kind);
 
 }  // namespace locklab::explore

@@ -22,7 +22,7 @@ class Search {
     // it, the search goes on above it (a few times at most).
     for (int round = 0; round < 4; ++round) {
       if (!broken_) return {SearchOutcome::kNeverBreaks, {}, safe_};
-      if (!safe_) return {SearchOutcome::kBreaksAtGentle, broken_, {}};
+      if (!safe_) return {SearchOutcome::kBreaksWithoutFault, broken_, {}};
       if (!bisect()) return stopped();
       if (!range_.confirm || voted_.count(*broken_)) break;
       std::optional<bool> again = probe(*broken_, true);
@@ -37,7 +37,7 @@ class Search {
   }
 
  private:
-  static Boundary stopped() { return {SearchOutcome::kStopped, {}, {}}; }
+  static Boundary stopped() { return {SearchOutcome::kError, {}, {}}; }
 
   // From the size known on one side of the boundary, steps of growing
   // length toward the other until a probe lands there: toward the harsh end

@@ -16,6 +16,8 @@
 #include <functional>
 #include <optional>
 
+#include "outcome.h"
+
 namespace locklab::suite {
 
 struct SearchRange {
@@ -38,15 +40,12 @@ struct SearchRange {
 // the search stops there.
 using DecideSize = std::function<std::optional<bool>(double size, bool near)>;
 
-enum class SearchOutcome {
-  kBreaks,          // broken at `breaking`, safe at `last_safe`
-  kNeverBreaks,     // safe at the harsh end (`last_safe`)
-  kBreaksAtGentle,  // broken at the gentle end (`breaking`): nothing safe was found
-  kStopped,         // a decision could not be made; the caller knows why
-};
-
+// What the search found: kBreaks, kNeverBreaks, kBreaksWithoutFault (broken
+// at the gentle end: nothing safe was found), or kError when a size could not
+// be decided (the caller knows why, and may name it: not-applicable,
+// not-exercised).
 struct Boundary {
-  SearchOutcome outcome = SearchOutcome::kStopped;
+  SearchOutcome outcome = SearchOutcome::kError;
   std::optional<double> breaking, last_safe;
 };
 

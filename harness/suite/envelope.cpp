@@ -169,17 +169,9 @@ class Repeat {
                          double broken) { return on_grid(axis_, (broken + safe) / 2); }};
     Boundary found =
         find_boundary(range, start, [this](double size, bool near) { return probe(size, near); });
-    switch (found.outcome) {
-      case SearchOutcome::kBreaks:
-        return {EnvelopeOutcome::kBreaks, found.breaking, found.last_safe};
-      case SearchOutcome::kNeverBreaks:
-        return {EnvelopeOutcome::kNeverBreaks, {}, found.last_safe};
-      case SearchOutcome::kBreaksAtGentle:
-        return {EnvelopeOutcome::kBreaksWithoutFault, found.breaking, {}};
-      case SearchOutcome::kStopped:
-        return {stop_, {}, {}};
-    }
-    return {stop_, {}, {}};
+    // A stopped search says why it stopped.
+    if (found.outcome == SearchOutcome::kError) return {stop_, {}, {}};
+    return {found.outcome, found.breaking, found.last_safe};
   }
 
  private:
@@ -196,9 +188,9 @@ class Repeat {
       probe.runs = vote.runs();
       probe.runs_detail.push_back(run.detail);
       if (!run.not_applicable.empty() || !run.not_exercised.empty() || !run.error.empty()) {
-        stop_ = !run.error.empty()            ? EnvelopeOutcome::kError
-                : !run.not_applicable.empty() ? EnvelopeOutcome::kNotApplicable
-                                              : EnvelopeOutcome::kNotExercised;
+        stop_ = !run.error.empty()            ? SearchOutcome::kError
+                : !run.not_applicable.empty() ? SearchOutcome::kNotApplicable
+                                              : SearchOutcome::kNotExercised;
         if (search_.error.empty())
           search_.error = !run.error.empty()            ? run.error
                           : !run.not_applicable.empty() ? run.not_applicable
@@ -221,7 +213,7 @@ class Repeat {
   EnvelopeSearch& search_;
   int repeat_;
   int& runs_;
-  EnvelopeOutcome stop_ = EnvelopeOutcome::kError;
+  SearchOutcome stop_ = SearchOutcome::kError;
   std::map<double, std::vector<std::string>> kinds_at_;  // by size, where it broke
 };
 
@@ -238,18 +230,18 @@ EnvelopeSearch search_envelope(const EnvelopeSearchSpec& spec, const PlayEnvelop
     probe.breaks = run.broken;
     probe.runs_detail.push_back(run.detail);
     search.probes.push_back(std::move(probe));
-    std::optional<EnvelopeOutcome> stop;
+    std::optional<SearchOutcome> stop;
     if (!run.error.empty()) {
-      stop = EnvelopeOutcome::kError;
+      stop = SearchOutcome::kError;
       search.error = run.error;
     } else if (!run.not_applicable.empty()) {
-      stop = EnvelopeOutcome::kNotApplicable;
+      stop = SearchOutcome::kNotApplicable;
       search.error = run.not_applicable;
     } else if (!run.not_exercised.empty()) {
-      stop = EnvelopeOutcome::kNotExercised;
+      stop = SearchOutcome::kNotExercised;
       search.error = run.not_exercised;
     } else if (!run.broken && run.holds >= 0 && run.holds < 2) {
-      stop = EnvelopeOutcome::kNotExercised;
+      stop = SearchOutcome::kNotExercised;
       search.error = "with no fault the lock was held " + std::to_string(run.holds) +
                      " time(s), but the story needs c1 and then c2 to hold it";
     }
@@ -269,9 +261,9 @@ EnvelopeSearch search_envelope(const EnvelopeSearchSpec& spec, const PlayEnvelop
     search.repeats.push_back(answer);
     if (answer.breaking)
       for (const auto& kind : repeat.kinds_at(*answer.breaking)) kinds.insert(kind);
-    if (answer.outcome == EnvelopeOutcome::kError ||
-        answer.outcome == EnvelopeOutcome::kNotApplicable ||
-        answer.outcome == EnvelopeOutcome::kNotExercised) {
+    if (answer.outcome == SearchOutcome::kError ||
+        answer.outcome == SearchOutcome::kNotApplicable ||
+        answer.outcome == SearchOutcome::kNotExercised) {
       search.outcome = answer.outcome;
       search.runs = runs;
       return search;
@@ -282,19 +274,19 @@ EnvelopeSearch search_envelope(const EnvelopeSearchSpec& spec, const PlayEnvelop
   std::vector<double> bounds;
   int never = 0, without_fault = 0;
   for (const auto& repeat : search.repeats) {
-    if (repeat.outcome == EnvelopeOutcome::kNeverBreaks) ++never;
-    if (repeat.outcome == EnvelopeOutcome::kBreaksWithoutFault) ++without_fault;
+    if (repeat.outcome == SearchOutcome::kNeverBreaks) ++never;
+    if (repeat.outcome == SearchOutcome::kBreaksWithoutFault) ++without_fault;
     if (repeat.breaking) bounds.push_back(*repeat.breaking);
   }
   const int count = int(search.repeats.size());
   if (never * 2 > count) {
-    search.outcome = EnvelopeOutcome::kNeverBreaks;
+    search.outcome = SearchOutcome::kNeverBreaks;
     return search;
   }
   if (without_fault * 2 > count)
-    search.outcome = EnvelopeOutcome::kBreaksWithoutFault;
+    search.outcome = SearchOutcome::kBreaksWithoutFault;
   else
-    search.outcome = EnvelopeOutcome::kBreaks;
+    search.outcome = SearchOutcome::kBreaks;
   std::sort(bounds.begin(), bounds.end());
   // A repeat that never broke stands for the harsh end in the median.
   for (int i = 0; i < never; ++i) bounds.push_back(spec.axis.harsh);
@@ -339,10 +331,9 @@ double envelope_tolerance(const EnvelopeAxisInfo& axis, std::optional<double> bo
 
 bool agrees(const EnvelopeAxisInfo& axis, const EnvelopePrediction& prediction,
             const EnvelopeSearch& search, double tolerance) {
-  if (!prediction.bound) return search.outcome == EnvelopeOutcome::kNeverBreaks;
-  if (*prediction.bound == axis.gentle)
-    return search.outcome == EnvelopeOutcome::kBreaksWithoutFault;
-  if (search.outcome != EnvelopeOutcome::kBreaks || !search.min || !search.max) return false;
+  if (!prediction.bound) return search.outcome == SearchOutcome::kNeverBreaks;
+  if (*prediction.bound == axis.gentle) return search.outcome == SearchOutcome::kBreaksWithoutFault;
+  if (search.outcome != SearchOutcome::kBreaks || !search.min || !search.max) return false;
   // The search knows the bound only to its precision.
   tolerance += axis.precision + 1e-9;
   return *prediction.bound >= *search.min - tolerance &&
@@ -412,7 +403,7 @@ json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
                double seconds) {
   json cell = {{"lock", lock.name},
                {"axis", axis.name},
-               {"outcome", envelope_outcome_name(search.outcome)},
+               {"outcome", search_outcome_name(search.outcome)},
                {"median", optional_number(search.median)},
                {"min", optional_number(search.min)},
                {"max", optional_number(search.max)},
@@ -422,7 +413,7 @@ json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
                {"error", search.error.empty() ? json() : json(search.error)}};
   json repeats = json::array();
   for (const auto& r : search.repeats)
-    repeats.push_back({{"outcome", envelope_outcome_name(r.outcome)},
+    repeats.push_back({{"outcome", search_outcome_name(r.outcome)},
                        {"breaking", optional_number(r.breaking)},
                        {"last_safe", optional_number(r.last_safe)}});
   cell["repeats"] = repeats;
@@ -437,14 +428,14 @@ json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
     cell["prediction"] = {{"bound", optional_number(prediction->bound)},
                           {"why", prediction->why},
                           {"from", lock.adapter ? "like " + lock.story_algorithm() : lock.name}};
-    if (search.outcome != EnvelopeOutcome::kError &&
-        search.outcome != EnvelopeOutcome::kNotApplicable &&
-        search.outcome != EnvelopeOutcome::kNotExercised)
+    if (search.outcome != SearchOutcome::kError &&
+        search.outcome != SearchOutcome::kNotApplicable &&
+        search.outcome != SearchOutcome::kNotExercised)
       cell["agrees"] = agrees(axis, *prediction, search, tolerance);
   }
   // A disagreement, or a story the run could not tell, that someone looked
   // into and explained.
-  if (cell["agrees"] == false || search.outcome == EnvelopeOutcome::kNotExercised)
+  if (cell["agrees"] == false || search.outcome == SearchOutcome::kNotExercised)
     if (auto gap = lock.envelope_gaps.find(std::string(axis.name)); gap != lock.envelope_gaps.end())
       cell["gap"] = gap->second;
   json probes = json::array();
@@ -463,12 +454,12 @@ std::string describe(const json& cell, const EnvelopeAxisInfo& axis) {
   const std::string outcome = cell.value("outcome", "");
   auto text = [&](const json& v) { return v.is_number() ? size_text(axis, v.get<double>()) : "?"; };
   const std::string unit = axis.unit == EnvelopeUnit::Lease ? " leases" : "×";
-  if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks))
+  if (outcome == search_outcome_name(SearchOutcome::kBreaks))
     return "breaks at " + text(cell["median"]) + unit + " (" + text(cell["min"]) + ".." +
            text(cell["max"]) + ")";
-  if (outcome == envelope_outcome_name(EnvelopeOutcome::kNeverBreaks))
+  if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks))
     return "never breaks up to " + size_text(axis, axis.harsh) + unit;
-  if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaksWithoutFault))
+  if (outcome == search_outcome_name(SearchOutcome::kBreaksWithoutFault))
     return "breaks without the fault";
   return outcome + ": " + cell.value("error", json("")).dump();
 }
@@ -505,11 +496,10 @@ json totals_of(const std::vector<json>& cells) {
   int agree = 0, disagree = 0, explained = 0, unpredicted = 0, not_applicable = 0,
       not_exercised = 0, errors = 0;
   for (const auto& cell : cells) {
-    if (cell["outcome"] == json(envelope_outcome_name(EnvelopeOutcome::kError))) ++errors;
-    if (cell["outcome"] == json(envelope_outcome_name(EnvelopeOutcome::kNotApplicable)))
+    if (cell["outcome"] == json(search_outcome_name(SearchOutcome::kError))) ++errors;
+    if (cell["outcome"] == json(search_outcome_name(SearchOutcome::kNotApplicable)))
       ++not_applicable;
-    if (cell["outcome"] == json(envelope_outcome_name(EnvelopeOutcome::kNotExercised)))
-      ++not_exercised;
+    if (cell["outcome"] == json(search_outcome_name(SearchOutcome::kNotExercised))) ++not_exercised;
     if (cell["agrees"] == true) ++agree;
     if (cell["agrees"] == false) ++disagree;
     if (cell["gap"].is_string()) ++explained;
@@ -563,7 +553,7 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
       const auto search_started = std::chrono::steady_clock::now();
       EnvelopeSearch search;
       if (!lock.envelope_not_applicable.empty()) {
-        search.outcome = EnvelopeOutcome::kNotApplicable;
+        search.outcome = SearchOutcome::kNotApplicable;
         search.error = lock.envelope_not_applicable;
       } else {
         search = search_envelope(spec, [&](double size, int run) {

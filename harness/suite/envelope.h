@@ -64,12 +64,12 @@ struct EnvelopeProbe {
 };
 
 struct EnvelopeRepeat {
-  EnvelopeOutcome outcome = EnvelopeOutcome::kError;
+  SearchOutcome outcome = SearchOutcome::kError;
   std::optional<double> breaking, last_safe;
 };
 
 struct EnvelopeSearch {
-  EnvelopeOutcome outcome = EnvelopeOutcome::kError;
+  SearchOutcome outcome = SearchOutcome::kError;
   std::optional<double> median, min, max;  // of the repeats' breaking sizes
   std::vector<EnvelopeRepeat> repeats;
   std::vector<EnvelopeProbe> probes;  // in the order they were made

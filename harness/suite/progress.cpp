@@ -39,26 +39,17 @@ std::string outcome_line(size_t done, size_t total, const std::string& label, co
   char time[32];
   std::snprintf(time, sizeof time, "%.1fs", seconds);
   const RunOutcome outcome = run.outcome.value_or(decide_outcome(run));
+  const std::string word(kRunOutcomes[outcome].progress);
   std::string line = "[" + std::to_string(done) + "/" + std::to_string(total) + "] " + label + ": ";
-  if (outcome == RunOutcome::kError)
-    return line + "error ERROR " + time + " — " + unmet_reason(run);
+  if (outcome == RunOutcome::kError) return line + word + " " + time + " — " + unmet_reason(run);
   if (outcome == RunOutcome::kNotApplicable)
-    return line + "not applicable " + time + " — " + run.not_applicable.value_or("not run");
+    return line + word + " " + time + " — " + run.not_applicable.value_or("not run");
   line += std::string(verdict_name(run.verdict)) + " (expected " +
-          std::string(verdict_name(run.expected.value_or(Expectation{}).verdict)) + ") ";
-  switch (outcome) {
-    case RunOutcome::kMet:
-      return line + "ok " + time;
-    case RunOutcome::kSaferThan:
-      return line + "safer than " + run.like.value_or("the built-in") + " " + time;
-    case RunOutcome::kNotExercised:
-      return line + "NOT EXERCISED " + time + " — " + unmet_reason(run);
-    case RunOutcome::kUnmet:
-    case RunOutcome::kError:
-    case RunOutcome::kNotApplicable:
-      break;
-  }
-  return line + "NOT MET " + time + " — " + unmet_reason(run);
+          std::string(verdict_name(run.expected.value_or(Expectation{}).verdict)) + ") " + word;
+  if (outcome == RunOutcome::kMet) return line + " " + time;
+  if (outcome == RunOutcome::kSaferThan)
+    return line + " " + run.like.value_or("the built-in") + " " + time;
+  return line + " " + time + " — " + unmet_reason(run);
 }
 
 }  // namespace
@@ -106,15 +97,16 @@ void Progress::redraw() {
     auto it = outcomes_.find(outcome);
     return std::to_string(it == outcomes_.end() ? 0 : it->second);
   };
+  auto tally = [&](RunOutcome outcome) {
+    return "  " + std::string(kRunOutcomes[outcome].tally) + " " + count(outcome);
+  };
   std::string bar = "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " +
-                    std::to_string(done_) + "/" + std::to_string(total_) + "  ok " +
-                    count(RunOutcome::kMet) + "  not met " + count(RunOutcome::kUnmet) +
-                    "  errors " + count(RunOutcome::kError);
+                    std::to_string(done_) + "/" + std::to_string(total_) + tally(RunOutcome::kMet) +
+                    tally(RunOutcome::kUnmet) + tally(RunOutcome::kError);
   // The rarer outcomes only once they happen, so the line stays short.
-  for (auto [outcome, name] :
-       {std::pair{RunOutcome::kNotExercised, "not exercised"},
-        std::pair{RunOutcome::kSaferThan, "safer"}, std::pair{RunOutcome::kNotApplicable, "n/a"}})
-    if (outcomes_.count(outcome)) bar += std::string("  ") + name + " " + count(outcome);
+  for (RunOutcome outcome :
+       {RunOutcome::kNotExercised, RunOutcome::kSaferThan, RunOutcome::kNotApplicable})
+    if (outcomes_.count(outcome)) bar += tally(outcome);
   if (!running_.empty()) {
     bar += "  running:";
     for (const auto& label : running_) bar += " " + label + ";";

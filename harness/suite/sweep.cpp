@@ -144,8 +144,8 @@ SearchResult search_breaking_point(const SweepSpec& spec, const Evaluate& evalua
   // Broken at `from` is an answer like any other here: the sweep's range
   // need not start without a fault.
   result.outcome =
-      found.outcome == SearchOutcome::kBreaksAtGentle ? SearchOutcome::kBreaks : found.outcome;
-  if (found.outcome == SearchOutcome::kStopped) result.error = result.probes.back().error;
+      found.outcome == SearchOutcome::kBreaksWithoutFault ? SearchOutcome::kBreaks : found.outcome;
+  if (found.outcome == SearchOutcome::kError) result.error = result.probes.back().error;
   return result;
 }
 
@@ -249,18 +249,9 @@ json run_sweep(const Scenario& scenario, const SweepOptions& options, const Cell
     SearchResult result = search_breaking_point(
         spec, [&](double value) { return measure(scenario, algorithm, value, options, run_cell); });
     json entry{{"algorithm", algorithm}};
-    switch (result.outcome) {
-      case SearchOutcome::kBreaks:
-      case SearchOutcome::kBreaksAtGentle:
-        entry["outcome"] = envelope_outcome_name(EnvelopeOutcome::kBreaks);
-        break;
-      case SearchOutcome::kNeverBreaks:
-        entry["outcome"] = envelope_outcome_name(EnvelopeOutcome::kNeverBreaks);
-        break;
-      case SearchOutcome::kStopped:
-        entry["outcome"] = envelope_outcome_name(EnvelopeOutcome::kError), status = 2;
-        break;
-    }
+    // breaks, never-breaks or error: search_breaking_point says nothing else.
+    entry["outcome"] = search_outcome_name(result.outcome);
+    if (result.outcome == SearchOutcome::kError) status = 2;
     entry["breaking_value"] = result.breaking ? json(*result.breaking) : json();
     entry["last_safe_value"] = result.last_safe ? json(*result.last_safe) : json();
     entry["kinds_at_break"] = json::array();
@@ -292,13 +283,13 @@ std::string sweep_table(const json& sweep) {
     out += "  " + entry.value("algorithm", "") + ttl;
     const std::string outcome = entry.value("outcome", "");
     const size_t probes = entry.value("probes", json::array()).size();
-    if (outcome == envelope_outcome_name(EnvelopeOutcome::kNeverBreaks)) {
+    if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks)) {
       out += "never breaks in range (safe at " + param + " = " + text(sweep["to"]) + ")";
-    } else if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks) &&
+    } else if (outcome == search_outcome_name(SearchOutcome::kBreaks) &&
                entry["last_safe_value"].is_null()) {
       out += "breaks already at " + param + " = " + text(entry["breaking_value"]) +
              " (the lower end of the range)";
-    } else if (outcome == envelope_outcome_name(EnvelopeOutcome::kBreaks)) {
+    } else if (outcome == search_outcome_name(SearchOutcome::kBreaks)) {
       out += "breaks at " + param + " ≥ " + text(entry["breaking_value"]) + " (safe at " +
              text(entry["last_safe_value"]) + ")";
     } else {

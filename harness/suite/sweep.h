@@ -71,7 +71,7 @@ using Evaluate = std::function<Probe(double value)>;
 
 struct SearchResult {
   // kBreaks (at `from` too), kNeverBreaks, or kStopped at a probe whose runs failed.
-  SearchOutcome outcome = SearchOutcome::kStopped;
+  SearchOutcome outcome = SearchOutcome::kError;
   std::optional<double> breaking;   // the smallest probed value that broke
   std::optional<double> last_safe;  // the largest probed value below it that did not
   std::vector<Probe> probes;        // in the order they were made

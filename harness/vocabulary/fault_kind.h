@@ -5,7 +5,7 @@
 // FORMAT.md and the reports read this table; nothing else lists the kinds.
 //
 // Adding a kind: one enumerator, one row in kFaultKinds (fault_kind.cpp, in
-// enum order, which is checked when the program starts), and one case in
+// enum order, which the compiler checks), and one case in
 // Nemesis::start_fault's switch, which does not compile (-Werror=switch)
 // until the new kind is handled. No other switch over FaultKind exists
 // (tests/nemesis/fault_kind_test.cpp keeps it so).
@@ -143,23 +143,23 @@ enum class ParamType { Integer, Number, Choice };
 struct FaultParam {
   std::string_view name;  // the JSON field, e.g. "delta_ms"
   ParamType type = ParamType::Integer;
-  std::string_view unit;                  // "ms", "×" (a rate), "" for choices
-  double min = 0, max = 0;                // inclusive bounds (Number: min exclusive when min == 0)
-  double fallback = 0;                    // the value when the field is absent (Integer, Number)
-  std::vector<std::string_view> choices;  // ParamType::Choice; the first is the default
-  bool sweepable = false;                 // `locklab sweep --param` may vary it
+  std::string_view unit;    // "ms", "×" (a rate), "" for choices
+  double min = 0, max = 0;  // inclusive bounds (Number: min exclusive when min == 0)
+  double fallback = 0;      // the value when the field is absent (Integer, Number)
+  std::span<const std::string_view> choices;  // ParamType::Choice; the first is the default
+  bool sweepable = false;                     // `locklab sweep --param` may vary it
   std::string_view meaning;
   // ParamType::Choice: what each choice needs on top of the kind's needs
   // (parallel to `choices`; empty: nothing more), and how often explore
   // draws each (parallel to `choices`; empty: as often as the others).
-  std::vector<Needs> choice_needs;
-  std::vector<int> choice_weights;
+  std::span<const Needs> choice_needs;
+  std::span<const int> choice_weights;
 };
 
 // A numeric field explore draws for a kind, and from where: [low, high], in
 // multiples of the lease when `per_ttl`, else as is (a clock rate).
 struct DrawnRange {
-  std::string param;  // "duration_ms", "delta_ms", "rate", …
+  std::string_view param;  // "duration_ms", "delta_ms", "rate", …
   double low = 0, high = 0;
   bool per_ttl = true;
   bool optional = false;  // sometimes left out (a jump that is never undone)
@@ -181,14 +181,14 @@ struct FaultKindInfo {
   // a moment (a server killed for good, a clock moved for good) lasts to the
   // end of the run.
   bool moment = false;
-  std::vector<FaultParam> params;  // kind-specific parameters, beside the common fields
-  std::string_view colour;         // the reports' colour for it (one per family)
-  std::string_view meaning;        // one line for people
+  std::span<const FaultParam> params;  // kind-specific parameters, beside the common fields
+  std::string_view colour;             // the reports' colour for it (one per family)
+  std::string_view meaning;            // one line for people
   // How `locklab explore` draws it: how often against the other kinds (the
   // faults that break leases more often than the rarer machinery), and the
   // numeric fields it draws.
   int explore_weight = 1;
-  std::vector<DrawnRange> explore_ranges;
+  std::span<const DrawnRange> explore_ranges;
 };
 
 // Every kind, in enum order.

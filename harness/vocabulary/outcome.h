@@ -28,23 +28,30 @@ struct RunOutcomeInfo {
   std::string_view style;    // the reports' CSS class for it
   std::string_view badge;    // the reports' badge (safer-than: followed by the built-in's name)
   std::string_view tip;      // the badge's tooltip
+  // The progress line's word for a finished run (safer-than: followed by the
+  // built-in's name), and the running tally's label.
+  std::string_view progress;
+  std::string_view tally;
 };
 
 inline constexpr WordTable<RunOutcomeInfo, &RunOutcomeInfo::outcome, 6> kRunOutcomes({
     {RunOutcome::kMet, "met", "it measured what the expectation predicts", "met", "✓ met",
-     "measured what the scenario expects"},
+     "measured what the scenario expects", "ok", "ok"},
     {RunOutcome::kUnmet, "unmet", "it measured something the expectation rules out", "not-met",
-     "✗ UNMET", "the expectation was NOT met"},
+     "✗ UNMET", "the expectation was NOT met", "NOT MET", "not met"},
     {RunOutcome::kNotExercised, "not-exercised",
      "some fault never fired: the story was not played, whatever was measured", "not-exercised",
-     "⚠ NOT EXERCISED", "a fault never fired: the run did not play the scenario's story"},
+     "⚠ NOT EXERCISED", "a fault never fired: the run did not play the scenario's story",
+     "NOT EXERCISED", "not exercised"},
     {RunOutcome::kNotApplicable, "not-applicable", "the cell was not run", "not-applicable",
-     "not applicable", "not run: the scenario does not apply to this lock"},
+     "not applicable", "not run: the scenario does not apply to this lock", "not applicable",
+     "n/a"},
     {RunOutcome::kSaferThan, "safer-than",
      "a lock standing in for a built-in survived a story that breaks the built-in", "safer",
-     "✓ safer than", "survived a story that breaks the built-in it stands in for"},
+     "✓ safer than", "survived a story that breaks the built-in it stands in for", "safer than",
+     "safer"},
     {RunOutcome::kError, "error", "the run could not be completed", "failed", "✗ run failed",
-     "the run could not be completed"},
+     "the run could not be completed", "error ERROR", "errors"},
 });
 
 // Every outcome, in the order displays list them.
@@ -63,9 +70,11 @@ inline std::optional<RunOutcome> outcome_named(std::string_view name) {
   return kRunOutcomes.named(name);
 }
 
-// The answer of one envelope search (one repeat) or of all repeats together,
-// and of a sweep's search (breaks, never-breaks or error).
-enum class EnvelopeOutcome {
+// The answer of a search for a breaking point: the boundary search's own
+// (breaks, never-breaks, breaks-without-fault, or error when it stopped), an
+// envelope's (one repeat, or all repeats together, which also says why a
+// search stopped), and a sweep's (breaks, never-breaks or error).
+enum class SearchOutcome {
   kBreaks,              // broken at `breaking`, safe at `last_safe`
   kNeverBreaks,         // safe at the harsh end of the axis
   kBreaksWithoutFault,  // broken at the gentle end: the story breaks it with no fault
@@ -74,21 +83,21 @@ enum class EnvelopeOutcome {
   kError,               // the search could not be completed
 };
 
-inline constexpr auto kEnvelopeOutcomes = word_table<EnvelopeOutcome>({
-    {EnvelopeOutcome::kBreaks, "breaks", "broken at the breaking size, safe at the last safe one"},
-    {EnvelopeOutcome::kNeverBreaks, "never-breaks", "safe at the harsh end of the axis"},
-    {EnvelopeOutcome::kBreaksWithoutFault, "breaks-without-fault",
+inline constexpr auto kSearchOutcomes = word_table<SearchOutcome>({
+    {SearchOutcome::kBreaks, "breaks", "broken at the breaking size, safe at the last safe one"},
+    {SearchOutcome::kNeverBreaks, "never-breaks", "safe at the harsh end of the axis"},
+    {SearchOutcome::kBreaksWithoutFault, "breaks-without-fault",
      "broken at the gentle end: the story breaks it with no fault"},
-    {EnvelopeOutcome::kNotApplicable, "not-applicable", "the lock cannot be told the story"},
-    {EnvelopeOutcome::kNotExercised, "not-exercised",
+    {SearchOutcome::kNotApplicable, "not-applicable", "the lock cannot be told the story"},
+    {SearchOutcome::kNotExercised, "not-exercised",
      "a run did not play the story: one of its faults never fired"},
-    {EnvelopeOutcome::kError, "error", "the search could not be completed"},
+    {SearchOutcome::kError, "error", "the search could not be completed"},
 });
 
 // "breaks", "never-breaks", "breaks-without-fault", "not-applicable",
 // "not-exercised", "error".
-inline std::string_view envelope_outcome_name(EnvelopeOutcome outcome) {
-  return kEnvelopeOutcomes.name(outcome);
+inline std::string_view search_outcome_name(SearchOutcome outcome) {
+  return kSearchOutcomes.name(outcome);
 }
 
 }  // namespace locklab

@@ -53,7 +53,7 @@ TEST(BoundarySearch, NeverBreaksAtTheHarshEndAndBreaksAtTheGentleOne) {
   EXPECT_EQ(never.last_safe, 3);
   Boundary always =
       find_boundary(lease_axis(), 0.1, [](double, bool) { return std::optional<bool>(true); });
-  EXPECT_EQ(always.outcome, SearchOutcome::kBreaksAtGentle);
+  EXPECT_EQ(always.outcome, SearchOutcome::kBreaksWithoutFault);
   EXPECT_EQ(always.breaking, 0);
 }
 
@@ -82,7 +82,7 @@ TEST(BoundarySearch, StopsWhereASizeCannotBeDecided) {
     if (++calls == 2) return std::nullopt;
     return false;
   });
-  EXPECT_EQ(b.outcome, SearchOutcome::kStopped);
+  EXPECT_EQ(b.outcome, SearchOutcome::kError);
   EXPECT_EQ(calls, 2);
 }
 

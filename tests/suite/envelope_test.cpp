@@ -98,7 +98,7 @@ RC_GTEST_PROP(EnvelopeSearch, FindsAThresholdWithinThePrecisionFromAnyStart, ())
   if (*rc::gen::arbitrary<bool>()) start = low + span * *rc::gen::inRange(0, 1000) / 1000.0;
   EnvelopeSearch s = search_envelope({.axis = axis, .start = start, .repeats = 2},
                                      threshold_play(axis, threshold));
-  RC_ASSERT(s.outcome == EnvelopeOutcome::kBreaks);
+  RC_ASSERT(s.outcome == SearchOutcome::kBreaks);
   RC_ASSERT(s.median.has_value());
   RC_ASSERT(std::abs(*s.median - threshold) <= axis.precision + 0.003);
   RC_ASSERT(s.kinds_at_break == std::vector<std::string>{"mutual-exclusion"});
@@ -109,12 +109,12 @@ TEST(EnvelopeSearch, NeverBreaksAndBreaksWithoutTheFault) {
   int runs = 0;
   EnvelopeSearch never =
       search_envelope({.axis = pause, .repeats = 3}, threshold_play(pause, 99, &runs));
-  EXPECT_EQ(never.outcome, EnvelopeOutcome::kNeverBreaks);
+  EXPECT_EQ(never.outcome, SearchOutcome::kNeverBreaks);
   EXPECT_EQ(runs, 4) << "the baseline, then one run at the harsh end per repeat";
   runs = 0;
   EnvelopeSearch without =
       search_envelope({.axis = pause, .start = 0, .repeats = 3}, threshold_play(pause, -1, &runs));
-  EXPECT_EQ(without.outcome, EnvelopeOutcome::kBreaksWithoutFault);
+  EXPECT_EQ(without.outcome, SearchOutcome::kBreaksWithoutFault);
   EXPECT_EQ(runs, 4);
 }
 
@@ -124,7 +124,7 @@ TEST(EnvelopeSearch, RepeatsRunsOnlyNearTheBoundary) {
   const EnvelopeAxisInfo& pause = info(EnvelopeAxis::Pause);
   EnvelopeSearch s =
       search_envelope({.axis = pause, .start = 2.5, .repeats = 3}, threshold_play(pause, 0.5));
-  ASSERT_EQ(s.outcome, EnvelopeOutcome::kBreaks);
+  ASSERT_EQ(s.outcome, SearchOutcome::kBreaks);
   for (const auto& probe : s.probes) {
     if (std::abs(probe.size - 0.5) > 8 * pause.precision) {
       EXPECT_EQ(probe.runs, 1) << "size " << probe.size;
@@ -147,7 +147,7 @@ TEST(EnvelopeSearch, KOfNDecidesNearTheBoundary) {
     return run;
   };
   EnvelopeSearch s = search_envelope({.axis = pause, .start = 0.6, .repeats = 1}, flaky);
-  ASSERT_EQ(s.outcome, EnvelopeOutcome::kBreaks);
+  ASSERT_EQ(s.outcome, SearchOutcome::kBreaks);
   EXPECT_GE(*s.median, 0.6 - pause.precision - 1e-9);
 }
 
@@ -158,7 +158,7 @@ TEST(EnvelopeSearch, ErrorAndNotApplicableStopTheSearch) {
     run.error = "redis-server died";
     return run;
   });
-  EXPECT_EQ(failed.outcome, EnvelopeOutcome::kError);
+  EXPECT_EQ(failed.outcome, SearchOutcome::kError);
   EXPECT_EQ(failed.error, "redis-server died");
   EXPECT_EQ(failed.runs, 1);
   EnvelopeSearch na = search_envelope({.axis = delay}, [](double, int) {
@@ -166,7 +166,7 @@ TEST(EnvelopeSearch, ErrorAndNotApplicableStopTheSearch) {
     run.not_applicable = "no links to delay";
     return run;
   });
-  EXPECT_EQ(na.outcome, EnvelopeOutcome::kNotApplicable);
+  EXPECT_EQ(na.outcome, SearchOutcome::kNotApplicable);
   EXPECT_EQ(na.error, "no links to delay");
 }
 
@@ -181,7 +181,7 @@ TEST(EnvelopeSearch, ABaselineWithoutBothHoldsIsNotExercised) {
     run.holds = 1;  // c1 was refused: only c2 held it
     return run;
   });
-  EXPECT_EQ(s.outcome, EnvelopeOutcome::kNotExercised);
+  EXPECT_EQ(s.outcome, SearchOutcome::kNotExercised);
   EXPECT_NE(s.error.find("held 1 time(s)"), std::string::npos) << s.error;
   EXPECT_EQ(runs, 1);
 }
@@ -199,7 +199,7 @@ TEST(EnvelopeAgreement, WithinTheSpreadAndTheTolerance) {
   EXPECT_NEAR(envelope_tolerance(info(EnvelopeAxis::ClientClockFast), 2.0), 2.0 * 250 / 220 - 2,
               1e-9);
   EnvelopeSearch breaks;
-  breaks.outcome = EnvelopeOutcome::kBreaks;
+  breaks.outcome = SearchOutcome::kBreaks;
   breaks.median = 0.52, breaks.min = 0.5, breaks.max = 0.54;
   EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0.5, ""}, breaks, tolerance));
   EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0.6, ""}, breaks, tolerance))
@@ -207,11 +207,11 @@ TEST(EnvelopeAgreement, WithinTheSpreadAndTheTolerance) {
   EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 0.64, ""}, breaks, tolerance));
   EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, std::nullopt, ""}, breaks, tolerance));
   EnvelopeSearch never;
-  never.outcome = EnvelopeOutcome::kNeverBreaks;
+  never.outcome = SearchOutcome::kNeverBreaks;
   EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, std::nullopt, ""}, never, tolerance));
   EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 2.5, ""}, never, tolerance));
   EnvelopeSearch without;
-  without.outcome = EnvelopeOutcome::kBreaksWithoutFault;
+  without.outcome = SearchOutcome::kBreaksWithoutFault;
   EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0, ""}, without, tolerance));
   EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 0.5, ""}, without, tolerance));
 }

@@ -163,7 +163,7 @@ TEST(SweepSearch, StopsAtTheFirstError) {
     if (++calls == 3) p.error = "redis-server did not start";
     return p;
   });
-  EXPECT_EQ(result.outcome, SearchOutcome::kStopped);
+  EXPECT_EQ(result.outcome, SearchOutcome::kError);
   EXPECT_EQ(result.error, "redis-server did not start");
   EXPECT_EQ(calls, 3);
 }
