@@ -450,6 +450,7 @@ std::string envelope_cell(const json& cell) {
   }
   if (cell.value("agrees", json()) == false)
     out += cell.value("gap", json()).is_string() ? " †" : " ⚠";
+  if (cell.contains("carried_from")) out += " ↻";
   return out;
 }
 
@@ -499,6 +500,11 @@ std::string envelope_markdown(const json& envelope) {
         envelope.value("seconds", json(0)).dump() + " s, Redis " +
         text_at(envelope, "redis_version") + "\n";
   md += "- command: `" + (command.empty() ? std::string("locklab envelope") : command) + "`\n";
+  if (envelope.contains("reuse"))
+    md += "- carried over (↻): " + envelope["reuse"].value("searches_carried", json(0)).dump() +
+          " searches were not made again but carried from the earlier envelope in `" +
+          text_at(envelope["reuse"], "from") +
+          "` (the same lab build, Redis, story, lock and seeds)\n";
   md += "- " + totals.value("agree", json(0)).dump() + " of " +
         totals.value("cells", json(0)).dump() + " bounds as predicted, " +
         totals.value("disagree", json(0)).dump() + " not, " +

@@ -21,6 +21,7 @@ Action add_envelope_command(CLI::App& parent) {
     int jobs = 2;
     uint64_t seed = 1;
     std::string out_dir = "locklab-out/envelope";
+    std::string reuse;
   };
   auto options = std::make_shared<Options>();
   auto* envelope = parent.add_subcommand(
@@ -58,6 +59,12 @@ Action add_envelope_command(CLI::App& parent) {
                    "Output directory for envelope.json, index.html (one chart per axis) and "
                    "every probed run's history")
       ->capture_default_str();
+  envelope->add_option(
+      "--reuse", options->reuse,
+      "Carry over from this earlier envelope directory every search it made under the same "
+      "conditions (the same locklab build and Redis version, story, axis, lock name, version and "
+      "adapter, and seeds; a failed search is made again): after adding a library, only its "
+      "searches run. The directory may be --out itself");
   envelope->footer(
       "The story, the axes and each algorithm's prediction: lock_impls/envelope_axis.h and the "
       "algorithms' headers. `locklab report SUITE_DIR` draws SUITE_DIR/envelope/envelope.json on "
@@ -97,7 +104,8 @@ Action add_envelope_command(CLI::App& parent) {
                                             .seed = options->seed,
                                             .out_dir = options->out_dir,
                                             .redis_version = servers.redis_version(),
-                                            .invocation = current_invocation()};
+                                            .invocation = current_invocation(),
+                                            .reuse = options->reuse};
     nlohmann::json result = suite::run_envelope(envelope_options, cell_runner(locks, servers));
     std::cout << suite::envelope_table(result);
     std::cerr << "results: " << (envelope_options.out_dir / "envelope.json").string() << "\n";

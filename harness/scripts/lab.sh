@@ -3,7 +3,9 @@
 #   lab.sh suite [ARGS…]   set up, build, run the comparison (every story, every built-in lock
 #                          and the pinned libraries) and their safety envelopes, write the
 #                          report and COMPARISON.md; ARGS go to `locklab suite`, except
-#                          --no-envelope (the stories alone)
+#                          --no-envelope (the stories alone); --reuse DIR re-measures only
+#                          the cells and envelope searches that changed since DIR's run
+#                          (DIR may be results itself)
 #   lab.sh test            set up, build, run every test
 #   lab.sh setup           install what is missing and build (idempotent)
 set -euo pipefail
@@ -91,20 +93,26 @@ case "$command" in
     jobs=(--jobs 5)
     envelope=1
     args=()
+    reuse=()
+    previous=""
     for arg in "$@"; do
       [[ $arg == --jobs* || $arg == -j* ]] && jobs=()
+      if [[ $previous == --reuse ]]; then reuse=(--reuse "$arg/envelope"); fi
+      [[ $arg == --reuse=* ]] && reuse=(--reuse "${arg#--reuse=}/envelope")
       if [[ $arg == --no-envelope ]]; then envelope=0; else args+=("$arg"); fi
+      previous=$arg
     done
     status=0
-    # Nothing of an earlier run may end up in this run's report.
-    rm -rf results/envelope
+    # Nothing of an earlier run may end up in this run's report, except what
+    # --reuse carries over (and marks as carried).
+    [[ ${#reuse[@]} -eq 0 ]] && rm -rf results/envelope
     "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
       --out results --junit results/junit.xml "${jobs[@]}" "${args[@]}" || status=$?
     # The safety envelopes of the same locks (two searches at a time: the
     # bounds are timings, which a crowded machine would move).
     if [[ $status -ne 2 && $envelope -eq 1 ]]; then
       "$build/locklab" envelope --libraries lock_impls/libraries/libraries.json --jobs 2 \
-        --out results/envelope || { s=$?; [[ $s -gt $status ]] && status=$s; }
+        --out results/envelope "${reuse[@]}" || { s=$?; [[ $s -gt $status ]] && status=$s; }
     fi
     # The table, from this run's results (status 2: the suite may not have written them).
     if [[ $status -ne 2 && -f results/results.json ]]; then

@@ -17,6 +17,7 @@
 #include "lock.h"
 #include "matrix.h"
 #include "results.h"
+#include "reuse.h"
 #include "version.h"
 #include "violation_kind.h"
 
@@ -398,11 +399,22 @@ EnvelopeRun play(const CellRunner& run_cell, const LockUnderTest& lock,
   return out;
 }
 
+// A disagreement, or a story the run could not tell, that someone looked
+// into and explained (libraries.json's envelope_gaps): the cell's "gap".
+void explain_gap(json& cell, const LockUnderTest& lock, const EnvelopeAxisInfo& axis) {
+  cell["gap"] = json();
+  if (cell["agrees"] == false ||
+      cell["outcome"] == json(search_outcome_name(SearchOutcome::kNotExercised)))
+    if (auto gap = lock.envelope_gaps.find(std::string(axis.name)); gap != lock.envelope_gaps.end())
+      cell["gap"] = gap->second;
+}
+
 json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
                const EnvelopeSearch& search, const EnvelopePredictions& predictions,
-               double seconds) {
+               uint64_t seed_base, double seconds) {
   json cell = {{"lock", lock.name},
                {"axis", axis.name},
+               {"seed_base", seed_base},
                {"outcome", search_outcome_name(search.outcome)},
                {"median", optional_number(search.median)},
                {"min", optional_number(search.min)},
@@ -433,11 +445,7 @@ json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
         search.outcome != SearchOutcome::kNotExercised)
       cell["agrees"] = agrees(axis, *prediction, search, tolerance);
   }
-  // A disagreement, or a story the run could not tell, that someone looked
-  // into and explained.
-  if (cell["agrees"] == false || search.outcome == SearchOutcome::kNotExercised)
-    if (auto gap = lock.envelope_gaps.find(std::string(axis.name)); gap != lock.envelope_gaps.end())
-      cell["gap"] = gap->second;
+  explain_gap(cell, lock, axis);
   json probes = json::array();
   for (const auto& p : search.probes)
     probes.push_back({{"size", p.size},
@@ -486,7 +494,8 @@ json locks_json(const std::vector<LockUnderTest>& locks) {
     out.push_back({{"name", lock.name},
                    {"family", lock.family},
                    {"like", lock.like ? json(*lock.like) : json()},
-                   {"version", lock.version.empty() ? json() : json(lock.version)}});
+                   {"version", lock.version.empty() ? json() : json(lock.version)},
+                   {"adapter", lock.adapter ? json(lock.adapter->command) : json()}});
   return out;
 }
 
@@ -519,6 +528,82 @@ int exit_status_of(const json& totals) {
   return errors > 0 ? 2 : disagree + not_exercised > explained ? 1 : 0;
 }
 
+// The document's "envelope": the story every search plays.
+json story_json(const EnvelopeOptions& options) {
+  return {{"lease_ms", kEnvelopeLeaseMs},
+          {"work", kEnvelopeWork},
+          {"partition_work", kEnvelopePartitionWork},
+          {"repeats", options.repeats},
+          {"confirm_runs", options.confirm_runs},
+          {"seed", options.seed}};
+}
+
+// The entry of `list` whose `field` is `value`, or null.
+json entry_named(const json& list, const char* field, std::string_view value) {
+  if (list.is_array())
+    for (const json& entry : list)
+      if (entry.is_object() && entry.value(field, "") == value) return entry;
+  return json();
+}
+
+// The searches of an earlier envelope (options.reuse) this one may carry
+// over, by lock and axis: made by the same lab build against the same Redis
+// version, of the same story, and not failed. Whether a search's lock, axis
+// scale and seeds are the same is asked search by search (carry()).
+class CarriedSearches {
+ public:
+  explicit CarriedSearches(const EnvelopeOptions& options) {
+    if (options.reuse.empty()) return;
+    from_ = options.reuse;
+    const std::optional<json> earlier = earlier_document(from_ / "envelope.json");
+    const std::string build = lab_build();
+    if (!earlier || build.empty() || earlier->value("lab_build", "") != build ||
+        earlier->value("redis_version", "") != options.redis_version ||
+        earlier->value("envelope", json()) != story_json(options))
+      return;
+    earlier_ = *earlier;
+  }
+
+  // The earlier cell of `lock` on `axis` when it was searched as this search
+  // would be (the same lock entry, axis entry and seed base), with its
+  // gap explained anew and its run directories copied into `out_dir`.
+  std::optional<json> carry(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
+                            uint64_t seed_base, const fs::path& out_dir) {
+    if (earlier_.is_null()) return std::nullopt;
+    json cell;
+    for (const json& c : earlier_.value("cells", json::array()))
+      if (c.value("lock", "") == lock.name && c.value("axis", "") == axis.name) cell = c;
+    if (cell.is_null() || cell.value("seed_base", json()) != json(seed_base) ||
+        cell["outcome"] == json(search_outcome_name(SearchOutcome::kError)) ||
+        entry_named(earlier_["locks"], "name", lock.name) != locks_json({lock})[0] ||
+        entry_named(earlier_["axes"], "axis", axis.name) != axes_json({axis.axis})[0])
+      return std::nullopt;
+    explain_gap(cell, lock, axis);
+    if (!cell.contains("carried_from")) cell["carried_from"] = from_.string();
+    const fs::path relative = fs::path(lock.name) / std::string(axis.name);
+    std::error_code same;
+    if (fs::exists(from_ / relative) &&
+        !fs::equivalent(from_ / relative, out_dir / relative, same)) {
+      fs::create_directories(out_dir / relative);
+      fs::copy(from_ / relative, out_dir / relative,
+               fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    }
+    ++carried_;
+    return cell;
+  }
+
+  // {from, searches_carried}, or null without --reuse.
+  json summary() const {
+    if (from_.empty()) return json();
+    return {{"from", from_.string()}, {"searches_carried", carried_.load()}};
+  }
+
+ private:
+  fs::path from_;
+  json earlier_;
+  std::atomic<size_t> carried_{0};
+};
+
 }  // namespace
 
 json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
@@ -534,6 +619,7 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
 
   const auto started = std::chrono::steady_clock::now();
   const std::string started_at = now_utc();
+  CarriedSearches carried(options);
   std::vector<json> cells(tasks.size());
   std::atomic<size_t> next{0};
   std::mutex progress_mutex;
@@ -550,6 +636,15 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
       const fs::path dir = options.out_dir / lock.name / std::string(axis.name);
       // Each search draws its run seeds from the base seed, the lock and the axis.
       const uint64_t base = options.seed * 1000003u + t * 7919u;
+      if (std::optional<json> cell = carried.carry(lock, axis, base, options.out_dir)) {
+        cells[t] = std::move(*cell);
+        std::lock_guard guard(progress_mutex);
+        *options.progress << lock.name << " " << axis.name << ": " << describe(cells[t], axis)
+                          << " [↻ carried from " << cells[t]["carried_from"].get<std::string>()
+                          << "]\n"
+                          << std::flush;
+        continue;
+      }
       const auto search_started = std::chrono::steady_clock::now();
       EnvelopeSearch search;
       if (!lock.envelope_not_applicable.empty()) {
@@ -562,7 +657,7 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
       }
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - search_started).count();
-      cells[t] = cell_json(lock, axis, search, predictions, seconds);
+      cells[t] = cell_json(lock, axis, search, predictions, base, seconds);
       std::lock_guard guard(progress_mutex);
       *options.progress << lock.name << " " << axis.name << ": " << describe(cells[t], axis) << " ["
                         << search.runs << " runs, " << std::lround(seconds) << " s]\n"
@@ -576,14 +671,9 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
 
   const json totals = totals_of(cells);
   json document = {
-      {"envelope",
-       {{"lease_ms", kEnvelopeLeaseMs},
-        {"work", kEnvelopeWork},
-        {"partition_work", kEnvelopePartitionWork},
-        {"repeats", options.repeats},
-        {"confirm_runs", options.confirm_runs},
-        {"seed", options.seed}}},
+      {"envelope", story_json(options)},
       {"locklab_version", kVersion},
+      {"lab_build", lab_build()},
       {"redis_version", options.redis_version},
       {"invocation", options.invocation},
       {"started_at", started_at},
@@ -595,6 +685,7 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
       {"cells", cells},
       {"totals", totals},
       {"exit_status", exit_status_of(totals)}};
+  if (json reuse = carried.summary(); !reuse.is_null()) document["reuse"] = reuse;
   write_file_atomically(options.out_dir / "envelope.json", document.dump(2) + "\n");
   return document;
 }
@@ -616,7 +707,8 @@ std::string envelope_table(const json& envelope) {
                                     ? (cell["gap"].is_string() ? "differs, explained" : "DISAGREES")
                                     : "";
     out += "  " + cell.value("lock", "") + " " + std::string(row.name) + ": " +
-           describe(cell, row) + "; " + predicted + (verdict.empty() ? "" : ", " + verdict) + "\n";
+           describe(cell, row) + "; " + predicted + (verdict.empty() ? "" : ", " + verdict) +
+           (cell.contains("carried_from") ? " (↻ carried)" : "") + "\n";
   }
   const json totals = envelope.value("totals", json::object());
   out += std::to_string(totals.value("cells", 0)) +

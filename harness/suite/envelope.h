@@ -122,14 +122,20 @@ struct EnvelopeOptions {
   std::string redis_version;
   nlohmann::json invocation = nlohmann::json::object();
   std::ostream* progress = &std::cerr;  // one line per search
+  // An earlier envelope's directory: a search it made under the same
+  // conditions (the same lab build and Redis version, story, axis scale,
+  // lock and run seeds, and not failed) is carried over, not made again.
+  std::filesystem::path reuse;
 };
 
 // Searches every lock on every axis, writes OUT/envelope.json atomically and
 // returns it: {envelope {lease_ms, work, partition_work, repeats,
-// confirm_runs, seed}, locklab_version, redis_version, invocation,
-// started_at, seconds, axes [{axis, unit, gentle, harsh, precision,
-// tolerance, fault}], locks [{name, family, like, version}], cells [{lock,
-// axis, outcome, median, min, max, repeats [{outcome, breaking, last_safe}],
+// confirm_runs, seed}, locklab_version, lab_build, redis_version,
+// invocation, started_at, seconds, reuse {from, searches_carried} (with
+// --reuse only), axes [{axis, unit, gentle, harsh, precision, tolerance,
+// fault}], locks [{name, family, like, version, adapter}], cells [{lock,
+// axis, seed_base, carried_from (a carried search only), outcome, median,
+// min, max, repeats [{outcome, breaking, last_safe}],
 // kinds_at_break, prediction {bound, why, from} | null, tolerance, agrees
 // (true, false, null without a prediction), gap (why a disagreement or a
 // story not told is what it is, from libraries.json, or null), runs,

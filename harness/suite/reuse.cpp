@@ -30,16 +30,6 @@ class Fnv64 {
   uint64_t hash_ = 0xcbf29ce484222325ull;
 };
 
-json read_document(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file.string() + ": cannot be read (--reuse)");
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw std::runtime_error(file.string() + ": not JSON (--reuse): " + e.what());
-  }
-}
-
 std::string text(const json& object, const char* field) {
   auto it = object.find(field);
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
@@ -83,6 +73,17 @@ bool complete(const json& earlier, const std::string& scenario, const std::strin
 
 }  // namespace
 
+std::optional<json> earlier_document(const fs::path& file) {
+  if (!fs::exists(file)) return std::nullopt;
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(file.string() + ": cannot be read (--reuse)");
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(file.string() + ": not JSON (--reuse): " + e.what());
+  }
+}
+
 std::string fingerprint(const Scenario& scenario) {
   const std::string canonical = scenario_to_json(scenario).dump();
   Fnv64 hash;
@@ -103,8 +104,9 @@ CarriedRuns carried_runs(const fs::path& dir, const std::vector<Scenario>& scena
                          const SuiteOptions& options) {
   CarriedRuns out;
   out.from = dir;
-  if (!fs::exists(dir / "results.json")) return out;
-  const json earlier = read_document(dir / "results.json");
+  const std::optional<json> document = earlier_document(dir / "results.json");
+  if (!document) return out;
+  const json& earlier = *document;
   const std::string build = lab_build();
   if (build.empty() || text(earlier, "lab_build") != build ||
       text(earlier, "redis_version") != options.redis_version ||

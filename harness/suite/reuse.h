@@ -11,10 +11,15 @@
 //   - the same runs per cell and base seed, and no run that failed.
 // An adapter's own code is not compared beyond its version: after changing
 // an adapter without changing what it announces, do not reuse its column.
+//
+// `locklab envelope --reuse DIR` carries searches the same way
+// (envelope.h, run_envelope).
 #pragma once
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -32,6 +37,11 @@ std::string fingerprint(const Scenario& scenario);
 // 16 hex digits of the running locklab executable's bytes: two suites ran
 // the same lab exactly when these agree.
 std::string lab_build();
+
+// The JSON document `file` of an earlier run, or nullopt when there is no
+// such file (a first run). Throws std::runtime_error naming the file when it
+// cannot be read or is not JSON.
+std::optional<nlohmann::json> earlier_document(const std::filesystem::path& file);
 
 // The runs an earlier suite measured that this one may carry over, by
 // (scenario name, lock name, run number: 1 when the suite runs each cell

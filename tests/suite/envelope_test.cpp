@@ -8,6 +8,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <mutex>
 #include <set>
 
@@ -251,6 +252,84 @@ TEST(RunEnvelope, WritesTheDocumentWithPredictionsAndDisagreements) {
   const std::string table = envelope_table(envelope);
   EXPECT_NE(table.find("redlock pause: breaks at 0.800 leases"), std::string::npos) << table;
   EXPECT_NE(table.find("DISAGREES"), std::string::npos) << table;
+}
+
+// --reuse carries the searches an earlier envelope made under the same
+// conditions and makes only the others: a lock added since, a search that
+// failed, or every search once the story or the lab build differs.
+TEST(RunEnvelope, ReuseCarriesOnlyTheSearchesMadeUnderTheSameConditions) {
+  TempDir first("envelope-first"), second("envelope-second");
+  const json earlier = fake_envelope(first.path());
+  EXPECT_TRUE(earlier.value("lab_build", "").size() == 16) << earlier.value("lab_build", "");
+  std::set<std::string> searched;
+  auto counting = [&searched](double threshold) {
+    CellRunner fake =
+        suite_test::fake_envelope_runner([=](const std::string&) { return threshold; });
+    return [fake, &searched](const Scenario& s, const std::string& lock, uint64_t seed,
+                             const fs::path& dir) {
+      searched.insert(lock);
+      return fake(s, lock, seed, dir);
+    };
+  };
+  EnvelopeOptions options;
+  options.locks = {LockUnderTest::built_in("set-nx-px"), LockUnderTest::built_in("redlock"),
+                   LockUnderTest::built_in("fenced")};
+  options.axes = {EnvelopeAxis::Pause};
+  options.jobs = 2;
+  options.out_dir = second.path();
+  options.reuse = first.path();
+  std::ostringstream progress;
+  options.progress = &progress;
+  const json again = run_envelope(options, counting(0.7));
+  EXPECT_EQ(searched, std::set<std::string>{"fenced"}) << "only the lock added since is searched";
+  EXPECT_EQ(again["reuse"]["searches_carried"], 2);
+  ASSERT_EQ(again["cells"].size(), 3u);
+  for (int i : {0, 1}) {
+    json carried = again["cells"][i];
+    EXPECT_EQ(carried["carried_from"], first.path().string());
+    carried.erase("carried_from");
+    EXPECT_EQ(carried, earlier["cells"][i]) << "carried as measured";
+  }
+  EXPECT_FALSE(again["cells"][2].contains("carried_from"));
+  EXPECT_NEAR(again["cells"][2]["median"].get<double>(), 0.7, 0.021);
+  EXPECT_NE(progress.str().find("set-nx-px pause: breaks at"), std::string::npos);
+  EXPECT_NE(progress.str().find("carried from"), std::string::npos) << progress.str();
+  EXPECT_NE(envelope_table(again).find("(↻ carried)"), std::string::npos);
+  const std::string markdown = reports::envelope_markdown(again);
+  EXPECT_NE(markdown.find("carried over (↻): 2 searches"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find(" ↻ |"), std::string::npos) << markdown;
+
+  // A search that failed is made again.
+  json edited = suite_test::read_json(first.path() / "envelope.json");
+  edited["cells"][0]["outcome"] = "error";
+  std::ofstream(first.path() / "envelope.json") << edited.dump();
+  searched.clear();
+  run_envelope(options, counting(0.7));
+  EXPECT_EQ(searched, (std::set<std::string>{"set-nx-px", "fenced"}));
+
+  // Another story (more repeats), or another lab build: nothing is carried.
+  searched.clear();
+  options.repeats = 4;
+  EXPECT_EQ(run_envelope(options, counting(0.7))["reuse"]["searches_carried"], 0);
+  EXPECT_EQ(searched.size(), 3u);
+  options.repeats = 3;
+  edited = suite_test::read_json(first.path() / "envelope.json");
+  edited["cells"][0]["outcome"] = "breaks";
+  edited["lab_build"] = "0000000000000000";
+  std::ofstream(first.path() / "envelope.json") << edited.dump();
+  searched.clear();
+  EXPECT_EQ(run_envelope(options, counting(0.7))["reuse"]["searches_carried"], 0);
+  EXPECT_EQ(searched.size(), 3u);
+
+  // An earlier directory that is not JSON is an error naming the file.
+  std::ofstream(first.path() / "envelope.json") << "{not json";
+  try {
+    run_envelope(options, counting(0.7));
+    FAIL() << "a broken envelope.json must not be taken for a first run";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("envelope.json: not JSON (--reuse)"), std::string::npos)
+        << e.what();
+  }
 }
 
 // A library's disagreement that libraries.json explains is a finding told,
