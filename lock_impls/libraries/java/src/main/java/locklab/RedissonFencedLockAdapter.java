@@ -3,11 +3,9 @@ package locklab;
 import com.fasterxml.jackson.databind.JsonNode;
 import org.redisson.RedissonFencedLock;
 import org.redisson.api.RFencedLock;
-import org.redisson.api.RedissonClient;
 
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -26,14 +24,11 @@ public final class RedissonFencedLockAdapter implements Protocol.Adapter {
         Protocol.serve(args, RedissonFencedLockAdapter::new);
     }
 
-    private final Protocol.Endpoint endpoint;
-    private volatile RedissonClient client;
-    private final Map<String, Holder> holders = new ConcurrentHashMap<>();
-
-    private record Holder(RFencedLock lock, long threadId) {}
+    private final RedissonSupport.SingleClient client;
+    private final RedissonSupport.Holders holders = new RedissonSupport.Holders();
 
     RedissonFencedLockAdapter(List<Protocol.Endpoint> endpoints) {
-        this.endpoint = endpoints.get(0);
+        this.client = new RedissonSupport.SingleClient(endpoints);
     }
 
     @Override
@@ -44,14 +39,14 @@ public final class RedissonFencedLockAdapter implements Protocol.Adapter {
     }
 
     @Override
-    public synchronized void connect() {
-        if (client == null) RedissonSupport.connect(() -> client = RedissonSupport.client(endpoint, 30_000));
+    public void connect() {
+        client.connect();
     }
 
     @Override
     public Map<String, Object> acquire(JsonNode request) {
         long threadId = RedissonSupport.newHolderId();
-        RFencedLock lock = client.getFencedLock(request.get("lock").asText());
+        RFencedLock lock = client.get().getFencedLock(request.get("lock").asText());
         Long token;
         try {
             token = ((RedissonFencedLock) lock).tryLockAndGetTokenAsync(
@@ -60,18 +55,14 @@ public final class RedissonFencedLockAdapter implements Protocol.Adapter {
             return RedissonSupport.outcome(e);
         }
         if (token == null) return Protocol.fail("held by another client");
-        String owner = RedissonSupport.owner(client, threadId);
-        holders.put(owner, new Holder(lock, threadId));
-        Map<String, Object> response = RedissonSupport.acquired(owner);
+        Map<String, Object> response = holders.acquired(client.get(), lock, threadId);
         response.put("token", token);
         return response;
     }
 
     @Override
     public Map<String, Object> release(JsonNode request) {
-        Holder holder = holders.remove(request.get("owner").asText());
-        if (holder == null) return RedissonSupport.notAnAcquisition();
-        return RedissonSupport.unlock(holder.lock(), holder.threadId());
+        return holders.release(request);
     }
 
     @Override

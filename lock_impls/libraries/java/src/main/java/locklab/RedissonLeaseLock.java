@@ -2,11 +2,9 @@ package locklab;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import org.redisson.api.RLock;
-import org.redisson.api.RedissonClient;
 
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -22,14 +20,11 @@ public final class RedissonLeaseLock implements Protocol.Adapter {
         Protocol.serve(args, RedissonLeaseLock::new);
     }
 
-    private final Protocol.Endpoint endpoint;
-    private volatile RedissonClient client;
-    private final Map<String, Holder> holders = new ConcurrentHashMap<>();
-
-    private record Holder(RLock lock, long threadId) {}
+    private final RedissonSupport.SingleClient client;
+    private final RedissonSupport.Holders holders = new RedissonSupport.Holders();
 
     RedissonLeaseLock(List<Protocol.Endpoint> endpoints) {
-        this.endpoint = endpoints.get(0);
+        this.client = new RedissonSupport.SingleClient(endpoints);
     }
 
     @Override
@@ -39,14 +34,14 @@ public final class RedissonLeaseLock implements Protocol.Adapter {
 
     /** One client; lockWatchdogTimeout stays Redisson's default (30 s): no lock here uses the watchdog. */
     @Override
-    public synchronized void connect() {
-        if (client == null) RedissonSupport.connect(() -> client = RedissonSupport.client(endpoint, 30_000));
+    public void connect() {
+        client.connect();
     }
 
     @Override
     public Map<String, Object> acquire(JsonNode request) {
         long threadId = RedissonSupport.newHolderId();
-        RLock lock = client.getLock(request.get("lock").asText());
+        RLock lock = client.get().getLock(request.get("lock").asText());
         long ttl = request.get("ttl_ms").asLong();
         try {
             if (!lock.tryLockAsync(request.get("wait_ms").asLong(), ttl, TimeUnit.MILLISECONDS, threadId).get())
@@ -54,19 +49,14 @@ public final class RedissonLeaseLock implements Protocol.Adapter {
         } catch (Exception e) {
             return RedissonSupport.outcome(e);
         }
-        String owner = RedissonSupport.owner(client, threadId);
-        holders.put(owner, new Holder(lock, threadId));
-        Map<String, Object> response = RedissonSupport.acquired(owner);
         // validity_ms absent: ttl_ms from the start of the acquire, the lease the user asked for
         // (tryLock returns a boolean and tells nothing more).
-        return response;
+        return holders.acquired(client.get(), lock, threadId);
     }
 
     @Override
     public Map<String, Object> release(JsonNode request) {
-        Holder holder = holders.remove(request.get("owner").asText());
-        if (holder == null) return RedissonSupport.notAnAcquisition();
-        return RedissonSupport.unlock(holder.lock(), holder.threadId());
+        return holders.release(request);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package locklab;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
@@ -12,12 +13,14 @@ import org.redisson.config.Config;
 
 import java.util.Map;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What the Redisson adapters share: the client's configuration, holder ids,
- * and what a Redisson exception means for the outcome.
+ * the acquisitions a release unlocks, and what a Redisson exception means
+ * for the outcome.
  */
 final class RedissonSupport {
 
@@ -148,6 +151,57 @@ final class RedissonSupport {
             return Protocol.ok();
         } catch (Exception e) {
             return outcome(e);
+        }
+    }
+
+    /**
+     * One client on the first --redis endpoint with Redisson's default
+     * lockWatchdogTimeout (30 s: the locks that use it take explicit
+     * leases), built by the connect op before the story's clock starts.
+     */
+    static final class SingleClient {
+        private final Protocol.Endpoint endpoint;
+        private volatile RedissonClient client;
+
+        SingleClient(java.util.List<Protocol.Endpoint> endpoints) {
+            this.endpoint = endpoints.get(0);
+        }
+
+        synchronized void connect() {
+            if (client == null) RedissonSupport.connect(() -> client = client(endpoint, 30_000));
+        }
+
+        RedissonClient get() {
+            return client;
+        }
+    }
+
+    /**
+     * The acquisitions of an adapter whose holders each hold one RLock, by
+     * owner: what release() unlocks, once.
+     */
+    static final class Holders {
+        record Holder(RLock lock, long threadId) {}
+
+        private final Map<String, Holder> byOwner = new ConcurrentHashMap<>();
+
+        /** Notes that holder `threadId` of `client` took `lock`; the acquire's answer. */
+        Map<String, Object> acquired(RedissonClient client, RLock lock, long threadId) {
+            String owner = owner(client, threadId);
+            byOwner.put(owner, new Holder(lock, threadId));
+            return RedissonSupport.acquired(owner);
+        }
+
+        /** The acquisition of the request's owner, or null. */
+        Holder of(JsonNode request) {
+            return byOwner.get(request.get("owner").asText());
+        }
+
+        /** unlock() by the request's owner, which is then forgotten. */
+        Map<String, Object> release(JsonNode request) {
+            Holder holder = byOwner.remove(request.get("owner").asText());
+            if (holder == null) return notAnAcquisition();
+            return unlock(holder.lock(), holder.threadId());
         }
     }
 }

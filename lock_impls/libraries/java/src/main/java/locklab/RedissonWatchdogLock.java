@@ -7,7 +7,6 @@ import org.redisson.api.RedissonClient;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -26,10 +25,7 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
 
     private final Protocol.Endpoint endpoint;
     private final Map<Long, RedissonClient> clients = new HashMap<>();
-    /** The lock object and client of each acquisition here, by owner. */
-    private final Map<String, Holder> holders = new ConcurrentHashMap<>();
-
-    private record Holder(RedissonClient client, RLock lock, long threadId) {}
+    private final RedissonSupport.Holders holders = new RedissonSupport.Holders();
 
     RedissonWatchdogLock(List<Protocol.Endpoint> endpoints) {
         this.endpoint = endpoints.get(0);
@@ -69,18 +65,14 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
         } catch (Exception e) {
             return RedissonSupport.outcome(e);
         }
-        String owner = RedissonSupport.owner(client, threadId);
-        holders.put(owner, new Holder(client, lock, threadId));
-        Map<String, Object> response = RedissonSupport.acquired(owner);
+        Map<String, Object> response = holders.acquired(client, lock, threadId);
         response.put("validity_ms", null);  // renewed until unlock: no deadline of its own
         return response;
     }
 
     @Override
     public Map<String, Object> release(JsonNode request) {
-        Holder holder = holders.remove(request.get("owner").asText());
-        if (holder == null) return RedissonSupport.notAnAcquisition();
-        return RedissonSupport.unlock(holder.lock(), holder.threadId());
+        return holders.release(request);
     }
 
     @Override
@@ -91,7 +83,7 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
     /** isHeldByThread: HEXISTS of this holder's field; Redisson itself never tells its user a renewal failed (#4698). */
     @Override
     public Map<String, Object> held(JsonNode request) {
-        Holder holder = holders.get(request.get("owner").asText());
+        RedissonSupport.Holders.Holder holder = holders.of(request);
         if (holder == null) return Protocol.fail("unknown owner");
         try {
             Map<String, Object> response = Protocol.ok();

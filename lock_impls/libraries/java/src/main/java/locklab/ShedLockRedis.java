@@ -5,9 +5,6 @@ import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
-import org.springframework.data.redis.connection.RedisPassword;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 
 import java.net.ConnectException;
@@ -64,24 +61,11 @@ public final class ShedLockRedis implements Protocol.Adapter {
                 Protocol.versionOf(LockProvider.class, "net.javacrumbs.shedlock", "shedlock-core"));
     }
 
-    /** A Jedis pool with a 0.5 s connect and 1 s read timeout; the warm-up is a PING. */
+    /** A Jedis pool (SpringRedis.connectionFactory). */
     @Override
     public synchronized void connect() {
         if (provider != null) return;
-        RedisStandaloneConfiguration server = new RedisStandaloneConfiguration(endpoint.host(), endpoint.port());
-        if (Protocol.username() != null) server.setUsername(Protocol.username());
-        if (Protocol.password() != null) server.setPassword(RedisPassword.of(Protocol.password()));
-        JedisClientConfiguration client = JedisClientConfiguration.builder()
-                .connectTimeout(Duration.ofMillis(500))
-                .readTimeout(Duration.ofMillis(1000))
-                .usePooling()
-                .build();
-        JedisConnectionFactory built = new JedisConnectionFactory(server, client);
-        built.afterPropertiesSet();
-        built.start();
-        try (var connection = built.getConnection()) {
-            connection.ping();
-        }
+        JedisConnectionFactory built = SpringRedis.connectionFactory(endpoint);
         factory = built;
         provider = new RedisLockProvider.Builder(built).safeUpdate(safeUpdate).build();
     }

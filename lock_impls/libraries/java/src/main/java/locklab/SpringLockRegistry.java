@@ -1,9 +1,6 @@
 package locklab;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.springframework.data.redis.connection.RedisPassword;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.integration.redis.util.RedisLockRegistry;
 import org.springframework.integration.support.locks.DistributedLock;
@@ -60,24 +57,11 @@ public final class SpringLockRegistry implements Protocol.Adapter {
                 Protocol.versionOf(RedisLockRegistry.class, "org.springframework.integration", "spring-integration-redis"));
     }
 
-    /** A Jedis pool with a 0.5 s connect and 1 s read timeout (no retries); the warm-up is a PING. */
+    /** A Jedis pool (SpringRedis.connectionFactory). */
     @Override
     public synchronized void connect() {
         if (registry != null) return;
-        RedisStandaloneConfiguration server = new RedisStandaloneConfiguration(endpoint.host(), endpoint.port());
-        if (Protocol.username() != null) server.setUsername(Protocol.username());
-        if (Protocol.password() != null) server.setPassword(RedisPassword.of(Protocol.password()));
-        JedisClientConfiguration client = JedisClientConfiguration.builder()
-                .connectTimeout(Duration.ofMillis(500))
-                .readTimeout(Duration.ofMillis(1000))
-                .usePooling()
-                .build();
-        JedisConnectionFactory factory = new JedisConnectionFactory(server, client);
-        factory.afterPropertiesSet();
-        factory.start();
-        try (var connection = factory.getConnection()) {
-            connection.ping();
-        }
+        JedisConnectionFactory factory = SpringRedis.connectionFactory(endpoint);
         registry = new RedisLockRegistry(factory, "locklab");
     }
 
