@@ -565,18 +565,25 @@ class CarriedSearches {
   }
 
   // The earlier cell of `lock` on `axis` when it was searched as this search
-  // would be (the same lock entry, axis entry and seed base), with its
-  // gap explained anew and its run directories copied into `out_dir`.
+  // would be (the same lock entry, axis entry, seed base and tolerance: a
+  // library's retry interval), with its gap explained anew (libraries.json
+  // may explain it now) and its run directories copied into `out_dir`.
   std::optional<json> carry(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
                             uint64_t seed_base, const fs::path& out_dir) {
-    if (earlier_.is_null()) return std::nullopt;
+    // A lock told it cannot take the story costs no run: it is never carried.
+    if (earlier_.is_null() || !lock.envelope_not_applicable.empty()) return std::nullopt;
+    const EnvelopePredictions predictions = predictions_for(lock);
+    const EnvelopePrediction* prediction = find_prediction(predictions, axis.axis);
+    const double tolerance =
+        envelope_tolerance(axis, prediction ? prediction->bound : std::nullopt, lock.retry_ms);
     json cell;
     for (const json& c : earlier_.value("cells", json::array()))
       if (c.value("lock", "") == lock.name && c.value("axis", "") == axis.name) cell = c;
     if (cell.is_null() || cell.value("seed_base", json()) != json(seed_base) ||
         cell["outcome"] == json(search_outcome_name(SearchOutcome::kError)) ||
         entry_named(earlier_["locks"], "name", lock.name) != locks_json({lock})[0] ||
-        entry_named(earlier_["axes"], "axis", axis.name) != axes_json({axis.axis})[0])
+        entry_named(earlier_["axes"], "axis", axis.name) != axes_json({axis.axis})[0] ||
+        cell.value("tolerance", json()) != json(tolerance))
       return std::nullopt;
     explain_gap(cell, lock, axis);
     if (!cell.contains("carried_from")) cell["carried_from"] = from_.string();

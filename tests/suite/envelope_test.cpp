@@ -299,6 +299,24 @@ TEST(RunEnvelope, ReuseCarriesOnlyTheSearchesMadeUnderTheSameConditions) {
   EXPECT_NE(markdown.find("carried over (↻): 2 searches"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find(" ↻ |"), std::string::npos) << markdown;
 
+  // A library whose retry interval changed (the prediction's tolerance) is searched again.
+  searched.clear();
+  {
+    EnvelopeOptions with_library = options;
+    with_library.out_dir = second.path();
+    LockUnderTest library = suite_test::fake_library();
+    with_library.locks.push_back(library);
+    with_library.reuse = second.path();
+    run_envelope(with_library, counting(0.7));
+    EXPECT_EQ(searched.count(library.name), 1u);
+    searched.clear();
+    run_envelope(with_library, counting(0.7));
+    EXPECT_TRUE(searched.empty()) << "everything was searched under the same conditions";
+    with_library.locks.back().retry_ms = library.retry_ms.value_or(0) + 300;
+    run_envelope(with_library, counting(0.7));
+    EXPECT_EQ(searched, std::set<std::string>{library.name});
+  }
+
   // A search that failed is made again.
   json edited = suite_test::read_json(first.path() / "envelope.json");
   edited["cells"][0]["outcome"] = "error";
