@@ -538,12 +538,9 @@ json story_json(const EnvelopeOptions& options) {
           {"seed", options.seed}};
 }
 
-// The entry of `list` whose `field` is `value`, or null.
-json entry_named(const json& list, const char* field, std::string_view value) {
-  if (list.is_array())
-    for (const json& entry : list)
-      if (entry.is_object() && entry.value(field, "") == value) return entry;
-  return json();
+// Whether an earlier document's entry exists and is `now`.
+bool same_entry(const json* earlier, const json& now) {
+  return earlier && *earlier == now;
 }
 
 // The searches of an earlier envelope (options.reuse) this one may carry
@@ -581,8 +578,8 @@ class CarriedSearches {
       if (c.value("lock", "") == lock.name && c.value("axis", "") == axis.name) cell = c;
     if (cell.is_null() || cell.value("seed_base", json()) != json(seed_base) ||
         cell["outcome"] == json(search_outcome_name(SearchOutcome::kError)) ||
-        entry_named(earlier_["locks"], "name", lock.name) != locks_json({lock})[0] ||
-        entry_named(earlier_["axes"], "axis", axis.name) != axes_json({axis.axis})[0] ||
+        !same_entry(entry_named(earlier_, "locks", "name", lock.name), locks_json({lock})[0]) ||
+        !same_entry(entry_named(earlier_, "axes", "axis", axis.name), axes_json({axis.axis})[0]) ||
         cell.value("tolerance", json()) != json(tolerance))
       return std::nullopt;
     explain_gap(cell, lock, axis);

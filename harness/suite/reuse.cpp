@@ -35,16 +35,6 @@ std::string text(const json& object, const char* field) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// The entry of `list` (an array of objects) whose `field` is `value`, or nullptr.
-const json* entry_named(const json& document, const char* list, const char* field,
-                        const std::string& value) {
-  auto it = document.find(list);
-  if (it == document.end() || !it->is_array()) return nullptr;
-  for (const json& entry : *it)
-    if (entry.is_object() && text(entry, field) == value) return &entry;
-  return nullptr;
-}
-
 // Whether the earlier suite ran `lock` as this one does: same name, version
 // and adapter command.
 bool same_lock(const json& earlier, const LockUnderTest& lock) {
@@ -72,6 +62,15 @@ bool complete(const json& earlier, const std::string& scenario, const std::strin
 }
 
 }  // namespace
+
+const json* entry_named(const json& document, const char* list, const char* field,
+                        std::string_view value) {
+  auto it = document.find(list);
+  if (it == document.end() || !it->is_array()) return nullptr;
+  for (const json& entry : *it)
+    if (entry.is_object() && text(entry, field) == value) return &entry;
+  return nullptr;
+}
 
 std::optional<json> earlier_document(const fs::path& file) {
   if (!fs::exists(file)) return std::nullopt;

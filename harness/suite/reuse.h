@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -42,6 +43,11 @@ std::string lab_build();
 // such file (a first run). Throws std::runtime_error naming the file when it
 // cannot be read or is not JSON.
 std::optional<nlohmann::json> earlier_document(const std::filesystem::path& file);
+
+// The entry of document[list] (an array of objects) whose `field` is the
+// string `value`, or nullptr.
+const nlohmann::json* entry_named(const nlohmann::json& document, const char* list,
+                                  const char* field, std::string_view value);
 
 // The runs an earlier suite measured that this one may carry over, by
 // (scenario name, lock name, run number: 1 when the suite runs each cell
