@@ -84,6 +84,15 @@ struct LockContext {
   // of it. May be called from the lock's own background task.
   std::function<void(const std::string& name, milliseconds ttl, int64_t sent_ns, Outcome outcome)>
       renewed = [](const std::string&, milliseconds, int64_t, Outcome) {};
+  // A lock whose renewals run outside this process (an adapter's library)
+  // learns of each after the fact and reports it here, in the order they were
+  // answered: of the lease of `owner`, sent at `sent_ns` and answered at
+  // `answered_ns`, both monotonic_ns() readings. The history places it by
+  // those times.
+  std::function<void(const std::string& name, const std::string& owner, milliseconds ttl,
+                     int64_t sent_ns, int64_t answered_ns, Outcome outcome)>
+      renewal_learnt =
+          [](const std::string&, const std::string&, milliseconds, int64_t, int64_t, Outcome) {};
   // A lock that runs a library reports here what the library left behind
   // that its caller never saw (an unhandled promise rejection, an exception
   // that ended one of its threads: vocabulary/incident_kind.h), `ago` before
@@ -128,7 +137,8 @@ class Lock {
   // acquire: the client may choose to stop working. Default: no watchdog.
   virtual bool renewal_failed(const std::string& /*name*/) { return false; }
 
-  // True when its background renewals go to LockContext::renewed, each one.
+  // True when its background renewals go to LockContext::renewed or
+  // renewal_learnt, each one.
   virtual bool reports_renewals() const { return false; }
 
   // The client's run is over and it was not crashed: report anything still

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "clock.h"
 #include "redis_server.h"  // free_loopback_port
 
 namespace locklab {
@@ -29,8 +30,17 @@ std::optional<bool> optional_bool(const AdapterProcess& adapter, const json& res
   return it->get<bool>();
 }
 
+// An integer field, or nullopt when it is missing or not an integer.
+std::optional<int64_t> integer_field(const json& object, const char* field) {
+  auto it = object.find(field);
+  if (it == object.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<int64_t>();
+}
+
 AdapterInfo say_hello(AdapterProcess& adapter) {
+  const int64_t asked = machine_monotonic_ns();
   json response = adapter.request({{"op", "hello"}});
+  const int64_t answered = machine_monotonic_ns();
   if (!response["ok"].get<bool>()) protocol_error(adapter, "refused hello", response);
   AdapterInfo info;
   auto name = response.find("name");
@@ -48,6 +58,19 @@ AdapterInfo say_hello(AdapterProcess& adapter) {
   info.renews = optional_bool(adapter, response, "renews").value_or(false);
   info.connect = optional_bool(adapter, response, "connect").value_or(false);
   info.incidents = optional_bool(adapter, response, "incidents").value_or(false);
+  info.renewals = optional_bool(adapter, response, "renewals").value_or(false);
+  if (info.renewals && !info.renews)
+    protocol_error(adapter, "said hello with \"renewals\" but not \"renews\"", response);
+  if (info.renewals) {
+    // Its renewals are dated by its CLOCK_MONOTONIC: it must be this machine's.
+    const auto clock = integer_field(response, "monotonic_ns");
+    if (!clock || *clock < asked || *clock > answered)
+      protocol_error(adapter,
+                     "said hello with \"renewals\" but its \"monotonic_ns\" is not this "
+                     "machine's CLOCK_MONOTONIC read while it answered (" +
+                         std::to_string(asked) + ".." + std::to_string(answered) + ")",
+                     response);
+  }
   if (auto steps = response.find("steps"); steps != response.end()) {
     if (!steps->is_array())
       protocol_error(adapter, "answered hello with \"steps\" that is not an array of names",
@@ -176,7 +199,47 @@ json AdapterLock::call(const json& request) {
   });
   if (context_.gate) context_.gate->pass();
   report_incidents(response);
+  report_renewals(response);
   return response;
+}
+
+void AdapterLock::report_renewals(const json& response) {
+  auto list = response.find("renewals");
+  if (list == response.end() || list->is_null()) return;
+  if (!info_.renewals)
+    protocol_error(*adapter_, "sent \"renewals\" but did not say hello with \"renewals\"",
+                   response);
+  if (!list->is_array())
+    protocol_error(*adapter_, "sent \"renewals\" that is not an array", response);
+  const int64_t now = machine_monotonic_ns();
+  for (const json& renewal : *list) {
+    const bool object = renewal.is_object();
+    auto text = [&](const char* field) -> const json* {
+      auto it = object ? renewal.find(field) : renewal.end();
+      return object && it != renewal.end() && it->is_string() ? &*it : nullptr;
+    };
+    const auto ttl = object ? integer_field(renewal, "ttl_ms") : std::nullopt;
+    const auto sent = object ? integer_field(renewal, "sent_ns") : std::nullopt;
+    const auto answered = object ? integer_field(renewal, "answered_ns") : std::nullopt;
+    const auto ok = object ? renewal.find("ok") : renewal.end();
+    const auto unknown = object ? renewal.find("unknown") : renewal.end();
+    const bool is_ok = object && ok != renewal.end() && ok->is_boolean() && ok->get<bool>();
+    const bool is_unknown =
+        object && unknown != renewal.end() && unknown->is_boolean() && unknown->get<bool>();
+    if (!text("lock") || !text("owner") || !ttl || *ttl < 0 || !sent || !answered ||
+        *answered < *sent || *answered > now || ok == renewal.end() || !ok->is_boolean() ||
+        (unknown != renewal.end() && !unknown->is_boolean()) || (is_ok && is_unknown))
+      protocol_error(*adapter_,
+                     "sent a renewal that is not {\"lock\", \"owner\", \"ttl_ms\", \"sent_ns\" "
+                     "<= \"answered_ns\" <= now (CLOCK_MONOTONIC), \"ok\", \"unknown\"}",
+                     response);
+    const Outcome outcome = is_ok        ? Outcome::Done
+                            : is_unknown ? Outcome::Unknown
+                                         : Outcome::Refused;
+    context_.renewal_learnt(text("lock")->get<std::string>(), text("owner")->get<std::string>(),
+                            milliseconds(*ttl), monotonic_ns_at(*sent), monotonic_ns_at(*answered),
+                            outcome);
+  }
 }
 
 void AdapterLock::report_incidents(const json& response) {
@@ -207,6 +270,7 @@ void AdapterLock::report_incidents(const json& response) {
 
 void AdapterLock::finish() {
   if (info_.incidents) call({{"op", "incidents"}});
+  if (info_.renewals) call({{"op", "renewals"}});
 }
 
 AcquireResult AdapterLock::acquire(const std::string& name, milliseconds ttl, milliseconds wait) {

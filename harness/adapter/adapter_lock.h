@@ -39,6 +39,10 @@ struct AdapterInfo {
   // It reports incidents and answers the "incidents" request at the end of a
   // run (PROTOCOL.md, "Incidents").
   bool incidents = false;
+  // It reports every background renewal, dated by this machine's
+  // CLOCK_MONOTONIC, and answers the "renewals" request at the end of a run
+  // (PROTOCOL.md, "Renewals"); only with `renews`.
+  bool renewals = false;
 };
 
 // Starts the adapter (with a loopback endpoint where nothing listens: hello
@@ -67,7 +71,11 @@ class AdapterLock final : public Lock {
   // believes the lock's current lease held (op "held"); false otherwise.
   bool renewal_failed(const std::string& name) override;
   std::vector<std::string> steps() const override { return info_.steps; }
-  // Asks an adapter that reports incidents for those it has not reported yet.
+  // An adapter that said hello with "renewals": each goes to
+  // LockContext::renewal_learnt.
+  bool reports_renewals() const override { return info_.renewals; }
+  // Asks an adapter that reports incidents (or renewals) for those it has
+  // not reported yet.
   void finish() override;
 
   const AdapterInfo& info() const { return info_; }
@@ -78,9 +86,11 @@ class AdapterLock final : public Lock {
 
   // Sends `request`, waiting at the client's gate before and after (a paused
   // client neither sends nor acts on a reply).
-  // Every response passes here: incidents it carries go to context_.incident.
+  // Every response passes here: incidents and renewals it carries are reported.
   nlohmann::json call(const nlohmann::json& request);
   void report_incidents(const nlohmann::json& response);
+  // Every renewal a response carries goes to context_.renewal_learnt.
+  void report_renewals(const nlohmann::json& response);
 
   LockContext context_;
   std::unique_ptr<AdapterProcess> adapter_;

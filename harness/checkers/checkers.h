@@ -90,7 +90,9 @@
 //     the invoke's ttl_ms and the ok's validity_ms (lease_source "validity"
 //     when the lock reported one, "ttl" when it hid its lease). A re-entrant
 //     acquire ok, an extend ok and a watchdog's `renewed` ok move its end to
-//     their start plus their ttl (when later). Its end as A's own clock saw
+//     their start (a renewal's sent_ns) plus their ttl (when later); a
+//     renewal may also have moved it as far as its record's time plus its
+//     ttl (`hi`). Its end as A's own clock saw
 //     it: the acquire invoke's client_time_ns plus the lease (extends alike).
 //   - The lease end is known between two bounds: `lo` counts what surely
 //     happened, `hi` also what may have (an extend or renewal in flight or

@@ -125,11 +125,12 @@ void Leases::renewed(const Step& step, Holder& h) {
     h.lease.unbounded = true;
     return;
   }
-  // Sent no later than recorded: without sent_ns, only the upper bound moves.
-  const int64_t sent = step.event.sent_ns.value_or(step.ref.time_ns);
-  const int64_t end = sent + *ttl * kNsPerMs;
-  h.lease.hi = std::max(h.lease.hi, end);
-  if (step.type == Type::Ok && step.event.sent_ns) h.lease.lo = std::max(h.lease.lo, end);
+  // Redis applied it between its sending and its record: the lease surely
+  // lasts from sent_ns (when known) and may last from the record's time.
+  const int64_t length = *ttl * kNsPerMs;
+  h.lease.hi = std::max(h.lease.hi, step.ref.time_ns + length);
+  if (step.type == Type::Ok && step.event.sent_ns)
+    h.lease.lo = std::max(h.lease.lo, std::min(*step.event.sent_ns, step.ref.time_ns) + length);
   // A watchdog's holder is given no deadline of its own to judge by its clock.
   h.lease.client_end.reset();
 }

@@ -24,6 +24,19 @@ int64_t monotonic_ns() {
       .count();
 }
 
+// std::chrono::steady_clock is CLOCK_MONOTONIC on Linux (libstdc++).
+int64_t machine_monotonic_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t monotonic_ns_at(int64_t machine_ns) {
+  return machine_ns -
+         std::chrono::duration_cast<std::chrono::nanoseconds>(kProcessStart.time_since_epoch())
+             .count();
+}
+
 SkewableClock::SkewableClock(PauseGate* gate)
     : gate_(gate), anchor_real_mono_(monotonic_ns()), anchor_reading_(real_wall_ns()) {}
 

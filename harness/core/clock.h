@@ -30,6 +30,13 @@ class Clock {
 // Real time since the harness started, monotonic; what the history's time_ns is.
 int64_t monotonic_ns();
 
+// This machine's CLOCK_MONOTONIC in ns, the reading any process on it gets
+// (an adapter dates what it reports by it).
+int64_t machine_monotonic_ns();
+
+// The monotonic_ns() of the moment CLOCK_MONOTONIC read `machine_ns`.
+int64_t monotonic_ns_at(int64_t machine_ns);
+
 // A client's clock: real wall time plus an offset, advancing at a rate, both
 // changeable at any moment (a jump changes the offset, a drift the rate).
 // Every reading and sleep first passes the client's pause gate, so a

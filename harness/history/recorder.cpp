@@ -1,5 +1,6 @@
 #include "recorder.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -35,7 +36,11 @@ ProcessLog::ProcessLog(std::string process, int64_t origin_ns, std::filesystem::
 ProcessLog::~ProcessLog() = default;
 
 void ProcessLog::append(Event event) {
-  event.time_ns = monotonic_ns() - origin_ns_;
+  append_at(std::move(event), monotonic_ns());
+}
+
+void ProcessLog::append_at(Event event, int64_t at_ns) {
+  event.time_ns = last_time_ns_ = std::max(last_time_ns_, at_ns - origin_ns_);
   ++count_;
   if (!file_) return;
   append_record(pending_, event);
@@ -61,12 +66,22 @@ Recorder::~Recorder() {
 }
 
 ProcessLog& Recorder::log_for(const std::string& process) {
+  return find_or_add(process, false);
+}
+
+ProcessLog& Recorder::late_log_for(const std::string& process) {
+  return find_or_add(process, true);
+}
+
+ProcessLog& Recorder::find_or_add(const std::string& process, bool late) {
   std::lock_guard lock(mu_);
   for (auto& log : logs_)
-    if (log.process() == process) return log;
+    if (log.process() == process && log.late_ == late) return log;
   std::filesystem::path spool;
   if (!spool_dir_.empty()) spool = spool_dir_ / (".spool-" + std::to_string(logs_.size()));
-  return logs_.emplace_back(process, origin_ns_, std::move(spool));
+  ProcessLog& log = logs_.emplace_back(process, origin_ns_, std::move(spool));
+  log.late_ = late;
+  return log;
 }
 
 int64_t Recorder::write_history(const std::filesystem::path& path) {

@@ -34,6 +34,10 @@ class ProcessLog {
   // Stamps time_ns (and process) and records the event. Throws with the
   // spool's path when it cannot be written.
   void append(Event event);
+  // Records an event learnt of after it happened, at `at_ns` of
+  // monotonic_ns(), or at the latest time this log stamped if that is later
+  // (a log stays in time order). For a log of late events (Recorder::late_log_for).
+  void append_at(Event event, int64_t at_ns);
   int64_t size() const { return count_; }
 
  private:
@@ -46,6 +50,8 @@ class ProcessLog {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
   std::string pending_;  // records not yet written, a block at most
   int64_t count_ = 0;
+  int64_t last_time_ns_ = 0;  // the latest time_ns stamped
+  bool late_ = false;         // a log of late events (Recorder::late_log_for)
 };
 
 class Recorder {
@@ -61,6 +67,11 @@ class Recorder {
 
   // A log for `process`, valid as long as the recorder. Thread-safe.
   ProcessLog& log_for(const std::string& process);
+  // A second log for `process`, for events it learns of after they happened
+  // (an adapter's background renewals), appended with append_at in the
+  // order they happened: they take their place in the history by their own
+  // time, among the events recorded meanwhile. Thread-safe.
+  ProcessLog& late_log_for(const std::string& process);
 
   // Merges every log by time (ties keep the order the logs were first asked
   // for, then the order of appends: the order of a stable sort), assigns
@@ -70,6 +81,8 @@ class Recorder {
   int64_t write_history(const std::filesystem::path& path);
 
  private:
+  ProcessLog& find_or_add(const std::string& process, bool late);
+
   int64_t origin_ns_;
   std::filesystem::path spool_dir_;
   std::mutex mu_;

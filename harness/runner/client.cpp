@@ -37,9 +37,15 @@ class CountedConnection final : public Connection {
 }  // namespace
 
 Client::Client(std::string id, uint64_t seed, history::ProcessLog& log,
+               history::ProcessLog& late_log,
                std::function<std::unique_ptr<Lock>(LockContext)> make_lock,
                LockContext base_context, StepListener listener)
-    : id_(std::move(id)), clock_(&gate_), log_(log), rng_(seed), listener_(std::move(listener)) {
+    : id_(std::move(id)),
+      clock_(&gate_),
+      log_(log),
+      late_log_(late_log),
+      rng_(seed),
+      listener_(std::move(listener)) {
   LockContext context = std::move(base_context);
   context.client_id = id_;
   context.clock = &clock_;
@@ -48,6 +54,11 @@ Client::Client(std::string id, uint64_t seed, history::ProcessLog& log,
   context.step = [this](std::string_view name) { lock_step(name); };
   context.renewed = [this](const std::string& lock, milliseconds ttl, int64_t sent_ns,
                            Outcome outcome) { renewed(lock, ttl, sent_ns, outcome); };
+  context.renewal_learnt = [this](const std::string& lock, const std::string& owner,
+                                  milliseconds ttl, int64_t sent_ns, int64_t answered_ns,
+                                  Outcome outcome) {
+    renewal_learnt(lock, owner, ttl, sent_ns, answered_ns, outcome);
+  };
   context.incident = [this](IncidentKind kind, const std::string& message,
                             std::chrono::nanoseconds ago) { incident(kind, message, ago); };
   // Every connection of the client passes its gate: a pause stops them all.
@@ -86,6 +97,32 @@ void Client::renewed(const std::string& lock, milliseconds ttl, int64_t sent_ns,
   e.value["ttl_ms"] = ttl.count();
   if (auto sent = history_time_of(sent_ns)) e.value["sent_ns"] = *sent;
   append(std::move(e));
+}
+
+void Client::renewal_learnt(const std::string& lock, const std::string& owner, milliseconds ttl,
+                            int64_t sent_ns, int64_t answered_ns, Outcome outcome) {
+  Event e = event(outcome == Outcome::Done      ? Type::Ok
+                  : outcome == Outcome::Refused ? Type::Fail
+                                                : Type::Info,
+                  "renewed", lock);
+  e.owner = owner;
+  e.value["ttl_ms"] = ttl.count();
+  // What the client's clock read when the renewal happened is not known.
+  e.client_time_ns.reset();
+  std::lock_guard guard(log_mu_);
+  int64_t at = answered_ns;
+  if (auto latest = latest_hold_.find(lock); latest != latest_hold_.end()) {
+    if (latest->second.owner == owner) {
+      at = std::max(at, latest->second.acquired_at);
+    } else if (answered_ns >= latest->second.acquired_at) {
+      // An earlier hold's, answered once a later one had begun: placed by
+      // its time it would seem to renew the later lease, and it renews no
+      // lease the history still holds open.
+      return;
+    }
+  }
+  e.value["sent_ns"] = std::max(log_.origin_ns(), std::min(sent_ns, at)) - log_.origin_ns();
+  late_log_.append_at(std::move(e), at);
 }
 
 void Client::incident(IncidentKind kind, const std::string& message, std::chrono::nanoseconds ago) {
@@ -224,6 +261,10 @@ std::optional<Lease> Client::acquire(const Workload& workload, const std::string
     if (lock_->reports_renewals()) e.value["renewals_recorded"] = true;
   }
   append(std::move(e));
+  {
+    std::lock_guard guard(log_mu_);
+    latest_hold_[lock] = {lease.owner, monotonic_ns()};
+  }
   ++stats_.acquires_ok;
   step(after);
   return std::move(lease);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -39,8 +40,10 @@ class Client {
  public:
   // `make_lock` builds this client's lock object from `base_context`, whose
   // connections the client wraps so they pass its pause gate, and to which it
-  // adds its id, clock, seed and step hook.
-  Client(std::string id, uint64_t seed, history::ProcessLog& log,
+  // adds its id, clock, seed and step hook. The client records to `log`, and
+  // what its lock learns after the fact (LockContext::renewal_learnt) to
+  // `late_log` (Recorder::late_log_for).
+  Client(std::string id, uint64_t seed, history::ProcessLog& log, history::ProcessLog& late_log,
          std::function<std::unique_ptr<Lock>(LockContext)> make_lock, LockContext base_context,
          StepListener listener);
 
@@ -85,6 +88,9 @@ class Client {
   void append(history::Event e);
   // A renewal its lock's watchdog reports (LockContext::renewed).
   void renewed(const std::string& lock, milliseconds ttl, int64_t sent_ns, Outcome outcome);
+  // A renewal its lock learnt of after the fact (LockContext::renewal_learnt).
+  void renewal_learnt(const std::string& lock, const std::string& owner, milliseconds ttl,
+                      int64_t sent_ns, int64_t answered_ns, Outcome outcome);
   // An incident its lock reports (LockContext::incident), `ago` before now.
   void incident(IncidentKind kind, const std::string& message, std::chrono::nanoseconds ago);
   // The history's time_ns at which the client's clock gave `reading`, if known.
@@ -100,8 +106,17 @@ class Client {
   PauseGate gate_;
   SkewableClock clock_;
   history::ProcessLog& log_;
+  history::ProcessLog& late_log_;
   mutable std::mutex
       log_mu_;  // appends come from the client and its lock's watchdog; guards incidents_
+  // Each lock's latest hold: its owner, and monotonic_ns() right after its
+  // acquire ok was recorded. A renewal of it learnt late is placed no
+  // earlier, inside the hold it renews.
+  struct LatestHold {
+    std::string owner;
+    int64_t acquired_at = 0;
+  };
+  std::map<std::string, LatestHold, std::less<>> latest_hold_;
   std::mt19937_64 rng_;
   StepListener listener_;
   std::atomic<int64_t> commands_sent_{0};  // outlives lock_, whose connections count here

@@ -209,7 +209,7 @@ RunClients make_clients(const RunPlan& plan, const LockUnderTest& lock, Cluster&
     }
     const std::string id = "c" + std::to_string(i + 1);
     out.clients.push_back(std::make_unique<Client>(
-        id, seed * 1000 + uint64_t(i + 1), recorder.log_for(id),
+        id, seed * 1000 + uint64_t(i + 1), recorder.log_for(id), recorder.late_log_for(id),
         [&lock, log_dir, env](LockContext c) { return lock.make(c, log_dir, env); },
         lock_context(plan, cluster, credentials, i), listener));
   }

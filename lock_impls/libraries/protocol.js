@@ -17,9 +17,14 @@
 // hello with "renews": true).
 //
 // versionOf(package) reads the installed version of a package for hello's
-// "version", e.g. "redlock 4.2.0"; hello({ name, version, steps, renews })
-// is the hello handler that answers with them (and says the adapter reports
-// incidents: unhandled rejections, below).
+// "version", e.g. "redlock 4.2.0"; hello({ name, version, steps, renews,
+// renewals }) is the hello handler that answers with them (and says the
+// adapter reports incidents: unhandled rejections, below).
+//
+// An adapter that sees every renewal its library makes in the background
+// says hello with `renewals: true` and calls renewed(...) for each, dated by
+// monotonicNs(); they are attached to the next response (PROTOCOL.md,
+// "Renewals").
 
 const fs = require('fs');
 const path = require('path');
@@ -49,6 +54,27 @@ function takeIncidents() {
   return incidents.splice(0, incidents.length);
 }
 
+// This machine's CLOCK_MONOTONIC in ns (libuv's hrtime), the lab's clock.
+const monotonicNs = () => Number(process.hrtime.bigint());
+
+// Renewals not yet reported, in the order they were answered.
+const renewals = [];
+
+// One background renewal of `owner`'s lease on `lock` for `ttlMs`, sent and
+// answered at monotonicNs() readings: ok = renewed, unknown = its answer was
+// lost (neither: refused).
+function renewed({ lock, owner, ttlMs, sentNs, answeredNs, ok, unknown = false }) {
+  renewals.push({
+    lock,
+    owner,
+    ttl_ms: Math.round(ttlMs),
+    sent_ns: sentNs,
+    answered_ns: answeredNs,
+    ok: Boolean(ok),
+    unknown: Boolean(unknown && !ok),
+  });
+}
+
 // How long a request may take before the adapter answers "unknown" itself
 // (plus the request's wait_ms): under the lab's 10 s reply timeout. A library
 // whose own retries outlast it (e.g. a release retried 10 times through a
@@ -70,7 +96,7 @@ function versionOf(folder) {
 // re-entrant as the lab counts it, or hands out fencing tokens; `steps` (the
 // steps it announces) and `renews` (it renews in the background and answers
 // `held`) are left out of the answer unless given.
-function hello({ name, version, steps, renews }) {
+function hello({ name, version, steps, renews, renewals: reported }) {
   return () => ({
     ok: true,
     name,
@@ -79,6 +105,7 @@ function hello({ name, version, steps, renews }) {
     fencing: false,
     ...(steps ? { steps } : {}),
     ...(renews ? { renews: true } : {}),
+    ...(reported ? { renewals: true, monotonic_ns: monotonicNs() } : {}),
     incidents: true,
   });
 }
@@ -121,7 +148,7 @@ function run(handlers) {
       helloAt = process.hrtime.bigint();
       return handlers.hello();
     }
-    if (op === 'incidents') return { ok: true };
+    if (op === 'incidents' || op === 'renewals') return { ok: true };
     const handler = handlers[op];
     if (!handler) return { ok: false, error: `unknown op ${JSON.stringify(op)}` };
 
@@ -179,7 +206,13 @@ function run(handlers) {
       const request = JSON.parse(line);
       const response = await handle(request);
       const left = takeIncidents();
-      write({ id: request.id, ...response, ...(left.length ? { incidents: left } : {}) });
+      const renewed = renewals.splice(0, renewals.length);
+      write({
+        id: request.id,
+        ...response,
+        ...(left.length ? { incidents: left } : {}),
+        ...(renewed.length || request.op === 'renewals' ? { renewals: renewed } : {}),
+      });
     }
   })().catch((error) => {
     console.error('adapter protocol error:', error);
@@ -187,4 +220,4 @@ function run(handlers) {
   });
 }
 
-module.exports = { run, hello, endpointsFrom, versionOf };
+module.exports = { run, hello, endpointsFrom, versionOf, renewed, monotonicNs };

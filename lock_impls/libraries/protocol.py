@@ -21,6 +21,12 @@ Two optional parts of the protocol, for an adapter that asks for them:
   op "incidents" is answered here with whatever is left. hello(...,
   incidents=True) tells the lab.
 
+- renewals: an adapter that sees every renewal its library makes in the
+  background says hello(..., renewals=True) and calls renewed() for each;
+  respond() dates hello with this machine's CLOCK_MONOTONIC
+  ("monotonic_ns"), attaches the renewals not yet reported to the next
+  response as "renewals", and answers the op "renewals" with what is left.
+
 Used by redis-py-asyncio/adapter.py and examples/adapters/redis_py_lock.py
 (which finds it here, or beside a copy of itself), and by the adapters of
 python/ (run in python/.venv).
@@ -72,7 +78,7 @@ def connection_options():
 
 def hello(name, version, **capabilities):
     """The answer to hello: no adapter here is re-entrant or fences.
-    capabilities: multi_node, renews, connect, incidents (booleans)."""
+    capabilities: multi_node, renews, renewals, connect, incidents (booleans)."""
     response = {"ok": True, "name": name, "version": version, "reentrant": False, "fencing": False}
     response.update(capabilities)
     return response
@@ -108,6 +114,33 @@ class _Incidents:
 
 
 INCIDENTS = _Incidents()
+
+
+class _Renewals:
+    """Background renewals not yet reported, in the order they were answered."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.pending = []
+
+    def drain(self):
+        with self.lock:
+            pending, self.pending = self.pending, []
+        return pending
+
+
+RENEWALS = _Renewals()
+
+
+def renewed(lock, owner, ttl_ms, sent_ns, answered_ns, ok, unknown=False):
+    """Reports one background renewal of `owner`'s lease on `lock` (the
+    lab's name) for `ttl_ms`: sent and answered at time.monotonic_ns()
+    readings (CLOCK_MONOTONIC, the lab's clock); ok = renewed, unknown = its
+    answer was lost (neither: refused). From any thread."""
+    with RENEWALS.lock:
+        RENEWALS.pending.append({"lock": lock, "owner": owner, "ttl_ms": int(ttl_ms),
+                                 "sent_ns": int(sent_ns), "answered_ns": int(answered_ns),
+                                 "ok": bool(ok), "unknown": bool(unknown and not ok)})
 
 
 def _describe(exc_type, exc_value, where):
@@ -167,6 +200,11 @@ def respond(request, response):
             response["incidents"] = response.get("incidents", []) + incidents
         elif incidents:
             response["incidents"] = incidents
+    renewals = RENEWALS.drain()
+    if renewals or request.get("op") == "renewals":
+        response["renewals"] = response.get("renewals", []) + renewals
+    if request.get("op") == "hello":
+        response["monotonic_ns"] = time.monotonic_ns()
     sys.stdout.write(json.dumps(response) + "\n")
     sys.stdout.flush()
     if request.get("op") == "hello":
@@ -174,9 +212,11 @@ def respond(request, response):
 
 
 def _answer_incidents(request):
-    """The op "incidents" (respond() adds what is left)."""
+    """The ops "incidents" and "renewals" (respond() adds what is left)."""
     if request.get("op") == "incidents" and INCIDENTS.watching:
         return {"ok": True, "incidents": []}
+    if request.get("op") == "renewals":
+        return {"ok": True, "renewals": []}
     return None
 
 

@@ -1,4 +1,5 @@
 'use strict';
+const { renewed, monotonicNs } = require('./protocol');
 // What the redis-semaphore adapters share: its Mutex (one node) and its
 // RedlockMutex (every node) take the same options (lib/misc.js), share a
 // lock between processes the same way and say alike whether they still hold
@@ -7,7 +8,7 @@
 // RedlockMutex.
 //
 //   const family = redisSemaphore(Mutex, client);  // or (RedlockMutex, clients)
-//   family.create(request)                  // a new lock with optionsFor(request)
+//   family.create(request)                  // a new lock with optionsFor(request), its refreshes reported
 //   family.shared(request, options)         // another process's lock, by its owner
 //   family.mutexes                          // locks acquired here, by owner
 //   family.take(request)                    // the lock a release is for
@@ -39,6 +40,37 @@ const isScript = (record, length) =>
 
 // release() sent nothing: a refresh had already found the lock lost.
 const LOST_AT_REFRESH = 'not held: the lock was lost at a refresh (onLockLost); release() sent nothing';
+
+// Every refresh of `mutex`'s lease to the lab (protocol.js renewed): its
+// timer (`_processRefresh`) calls the instance's `_refresh`, wrapped here;
+// a lock acquired here calls it for nothing else. A refresh that throws may
+// have reached Redis: unknown.
+function reportRefreshes(mutex, request) {
+  const refresh = mutex._refresh.bind(mutex);
+  mutex._refresh = async () => {
+    const sentNs = monotonicNs();
+    const report = (ok, unknown) =>
+      renewed({
+        lock: request.lock,
+        owner: mutex.identifier,
+        ttlMs: request.ttl_ms,
+        sentNs,
+        answeredNs: monotonicNs(),
+        ok,
+        unknown,
+      });
+    let refreshed;
+    try {
+      refreshed = await refresh();
+    } catch (error) {
+      report(false, true);
+      throw error;
+    }
+    report(refreshed, false);
+    return refreshed;
+  };
+  return mutex;
+}
 
 function redisSemaphore(Kind, redis) {
   // Locks acquired here, by owner (the identifier the library stored).
@@ -72,7 +104,7 @@ function redisSemaphore(Kind, redis) {
     mutexes,
     held,
     shared,
-    create: (request) => new Kind(redis, request.lock, optionsFor(request)),
+    create: (request) => reportRefreshes(new Kind(redis, request.lock, optionsFor(request)), request),
     // The lock a release is for: the one acquired here (forgotten now), or
     // another process's.
     take(request) {

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "adapter_process.h"
 #include "runner.h"
 #include "scenario.h"
 #include "temp_dir.h"
@@ -121,6 +122,105 @@ TEST(AdapterRenewal, AHeldAnswerOfFalseStopsTheWriteAndReleasesAreRetried) {
     std::ifstream log(out.path() / "renewing-lock" / "adapter-c1.stderr");
     std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("release cancel_after_ms=25"), std::string::npos) << text;
+  }
+}
+
+// A library that renews in the background and reports its renewals: they
+// take their place in the history by their own times, so an overlap with a
+// holder paused past its renewed lease is an overrun. Without the reports
+// the same overlap cannot be told (its lease's end is unknown).
+Scenario paused_renewer() {
+  return parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2,
+      "duration_ms": 3000,
+      "workload": {"ttl_ms": 300, "wait_ms": 2000, "work_ms": 500, "ops_per_client": 1},
+      "faults": [{"kind": "pause", "at_ms": 0, "duration_ms": 1000, "clients": ["c2"]},
+                 {"kind": "pause", "duration_ms": 1200,
+                  "when": {"client": "c1", "step": "before-write"}}],
+      "expect": {"default": {"verdict": "violated", "kinds": ["mutual-exclusion"]}}})"),
+                        "paused-renewer.json");
+}
+
+LockUnderTest reporting_renewals(const std::string& flags = "") {
+  return LockUnderTest::from_adapter(
+      {.command = "/usr/bin/python3 " ADAPTER_TEST_DIR "/reporting_renewals.py" + flags},
+      "set-nx-px");
+}
+
+// The classes of a run's mutual-exclusion violations.
+std::vector<std::string> overlap_classes_of(const RunResult& run) {
+  std::vector<std::string> out;
+  if (!run.check) return out;
+  for (const auto& v : run.check->violations)
+    if (v.overlap) out.push_back(v.overlap->overlap_class);
+  return out;
+}
+
+TEST(AdapterRenewals, ReportedRenewalsPlaceTheLeasesEndAndTellTheOverlap) {
+  TempDir out;
+  RunResult run = run_cell(paused_renewer(), reporting_renewals(), Servers{}, 1, out.path());
+  ASSERT_FALSE(run.error) << *run.error;
+  ASSERT_EQ(run.verdict, Verdict::Violated) << run.to_json().dump(2);
+
+  std::vector<json> renewed, refused;
+  json c1_acquired, c1_write;
+  int64_t previous_ns = -1;
+  for (const auto& e : history(out.path() / "reporting-renewals" / "history.jsonl")) {
+    EXPECT_GE(e["time_ns"].get<int64_t>(), previous_ns) << "the history stays in time order";
+    previous_ns = e["time_ns"];
+    if (e["process"] != "c1") continue;
+    if (e["f"] == "renewed") (e["type"] == "ok" ? renewed : refused).push_back(e);
+    if (e["f"] == "acquire" && e["type"] == "ok") c1_acquired = e;
+    if (e["f"] == "write" && e["type"] == "invoke" && c1_write.is_null()) c1_write = e;
+  }
+  ASSERT_FALSE(c1_acquired.is_null());
+  ASSERT_FALSE(c1_write.is_null());
+  EXPECT_EQ(c1_acquired["value"]["renewals_recorded"], true);
+  // Renewed every 100 ms from the acquire until the pause at 500 ms, each
+  // placed inside the hold and before the pause, though the lab learnt of
+  // them only after it (with the release).
+  ASSERT_GE(renewed.size(), 3u);
+  for (const auto& r : renewed) {
+    EXPECT_EQ(r["value"]["ttl_ms"], 300);
+    EXPECT_FALSE(r.contains("client_time_ns"));
+    EXPECT_GT(r["time_ns"].get<int64_t>(), c1_acquired["time_ns"].get<int64_t>());
+    EXPECT_LE(r["value"]["sent_ns"].get<int64_t>(), r["time_ns"].get<int64_t>());
+    EXPECT_LT(r["time_ns"].get<int64_t>(), c1_write["time_ns"].get<int64_t>() - 1'000'000'000)
+        << "placed at its own time, before the 1.2 s pause, not when reported";
+  }
+  // The overdue renewal after the pause finds c2's key: refused, once.
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0]["type"], "fail");
+  EXPECT_GT(refused[0]["time_ns"].get<int64_t>(),
+            renewed.back()["time_ns"].get<int64_t>() + 1'000'000'000);
+
+  const auto classes = overlap_classes_of(run);
+  ASSERT_FALSE(classes.empty()) << run.to_json().dump(2);
+  for (const auto& c : classes) EXPECT_EQ(c, "overrun");
+
+  TempDir silent_out;
+  RunResult silent =
+      run_cell(paused_renewer(), reporting_renewals(" --silent"), Servers{}, 1, silent_out.path());
+  ASSERT_FALSE(silent.error) << *silent.error;
+  const auto silent_classes = overlap_classes_of(silent);
+  ASSERT_FALSE(silent_classes.empty()) << silent.to_json().dump(2);
+  for (const auto& c : silent_classes) EXPECT_EQ(c, "unclassified");
+}
+
+TEST(AdapterRenewals, AForeignClockOrARenewalAnsweredBeforeItWasSentIsAnError) {
+  try {
+    reporting_renewals(" --wrong-clock");  // its hello, when the lock is resolved
+    ADD_FAILURE() << "a clock that is not CLOCK_MONOTONIC was taken";
+  } catch (const AdapterError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("monotonic_ns"), std::string::npos) << message;
+    EXPECT_NE(message.find("reporting_renewals.py --wrong-clock"), std::string::npos) << message;
+  }
+  {
+    TempDir out;
+    RunResult run =
+        run_cell(paused_renewer(), reporting_renewals(" --backwards"), Servers{}, 1, out.path());
+    ASSERT_TRUE(run.error);
+    EXPECT_NE(run.error->find("answered_ns"), std::string::npos) << *run.error;
   }
 }
 

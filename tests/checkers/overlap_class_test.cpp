@@ -224,7 +224,8 @@ TEST(OverlapClass, RenewalsCountOnlyWhenRecorded) {
   EXPECT_EQ(o.overlap_class, "unclassified");
   EXPECT_NE(o.explanation.find("does not record"), std::string::npos) << o.explanation;
 
-  // Recorded renewals: the last, sent at 600 ms, ended the lease at 1600.
+  // Recorded renewals: the last, sent at 600 ms and answered by 610, ended
+  // the lease between 1600 and 1610.
   HistoryBuilder seen;
   acquire_at(seen, "c1", 0, 1, json{{"renews", true}, {"renewals_recorded", true}});
   seen.at(320 * kMs).ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 300 * kMs}});
@@ -234,8 +235,17 @@ TEST(OverlapClass, RenewalsCountOnlyWhenRecorded) {
   const Overlap& renewed = only_overlap(check(seen.events()));
   EXPECT_EQ(renewed.overlap_class, "overrun");
   ASSERT_TRUE(renewed.past_lease_ms);
-  EXPECT_DOUBLE_EQ(*renewed.past_lease_ms, 400);
-  EXPECT_FALSE(renewed.clock_misjudged);  // a watchdog's holder has no deadline of its own
+  EXPECT_DOUBLE_EQ(*renewed.past_lease_ms, 390);  // surely past: the release at 2000 - 1610
+  EXPECT_FALSE(renewed.clock_misjudged);          // a watchdog's holder has no deadline of its own
+
+  // A grant between the renewal's sure end (sent + ttl) and its latest
+  // (answered + ttl) proves neither class.
+  HistoryBuilder between;
+  acquire_at(between, "c1", 0, 1, json{{"renews", true}, {"renewals_recorded", true}});
+  between.at(610 * kMs).ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 600 * kMs}});
+  acquire_at(between, "c2", 1605, 1606);
+  release_at(between, "c1", 2000);
+  EXPECT_EQ(only_overlap(check(between.events())).overlap_class, "unclassified");
 
   // Inside the renewed lease: broken.
   HistoryBuilder inside;

@@ -11,6 +11,7 @@ extension fails. See README.md.
 """
 import asyncio
 import re
+import time
 
 import aioredis
 from aioredlock import Aioredlock, Lock
@@ -33,6 +34,30 @@ DEADLINE_S = 2.0
 NOT_CONNECTED = re.compile(r"ConnectionRefusedError|Connect call failed|TimeoutError\(\)")
 
 
+def report_renewals(manager):
+    """The watchdog (Aioredlock._auto_extend) calls self.extend(lock) with no
+    lock_timeout: this manager's extend, wrapped, reports each such call to
+    the lab (protocol.renewed) and behaves as before. The lab's own extend
+    passes a lock_timeout and is no renewal. aioredlock logs its nodes'
+    errors without saying which call they belong to, so a renewal that
+    failed is reported unknown."""
+    extend = manager.extend
+
+    async def renewing(lock, lock_timeout=None):
+        if lock_timeout is not None:
+            return await extend(lock, lock_timeout)
+        ttl_ms = int((lock.lock_timeout or manager.internal_lock_timeout) * 1000)
+        sent = time.monotonic_ns()
+        try:
+            await extend(lock)
+        except BaseException:
+            protocol.renewed(lock.resource, lock.id, ttl_ms, sent, time.monotonic_ns(), False, True)
+            raise
+        protocol.renewed(lock.resource, lock.id, ttl_ms, sent, time.monotonic_ns(), True)
+
+    manager.extend = renewing
+
+
 class Adapter:
     def __init__(self):
         self.manager = None
@@ -53,6 +78,8 @@ class Adapter:
                     connection["password"] = password
                 connections.append(connection)
             self.manager = Aioredlock(redis_connections=connections)
+            if WATCHDOG:
+                report_renewals(self.manager)
         return self.manager
 
     async def op_connect(self, request):
@@ -121,7 +148,8 @@ class Adapter:
         if op == "hello":
             return protocol.hello("aioredlock-watchdog" if WATCHDOG else "aioredlock",
                                   protocol.version_of("aioredlock"), multi_node=True,
-                                  renews=WATCHDOG, connect=True, incidents=True)
+                                  renews=WATCHDOG, renewals=WATCHDOG, connect=True,
+                                  incidents=True)
         handler = {"acquire": self.acquire, "release": self.release, "extend": self.extend,
                    "held": self.held_op, "connect": self.op_connect}.get(op)
         if handler is None:

@@ -10,6 +10,7 @@ lease every 2/3 of expire. See README.md.
 """
 import math
 import threading
+import time
 
 import redis
 import redis_lock
@@ -55,12 +56,43 @@ CLIENT = Client()
 HELD = {}  # owner -> the Lock that acquired it (one Lock per acquisition)
 
 
+def report_renewals(lock, name):
+    """The renewal thread calls lock.extend(expire=lock._expire) on the Lock
+    itself (Lock._lock_renewer): this Lock's extend, wrapped, reports each
+    such call to the lab (protocol.renewed) and behaves as before. Calls from
+    the adapter's own thread (the lab's extend) are not renewals."""
+    extend = lock.extend
+
+    def renew(expire=None):
+        if threading.current_thread() is threading.main_thread():
+            return extend(expire)
+        ttl_ms = int(expire or lock._expire or 0) * 1000
+        sent = time.monotonic_ns()
+        try:
+            extend(expire)
+        except RedisError as error:
+            unknown = common.outcome_of(error).get("unknown", False)
+            protocol.renewed(name, lock.id, ttl_ms, sent, time.monotonic_ns(), False, unknown)
+            raise
+        except (redis_lock.NotAcquired, redis_lock.NotExpirable):
+            protocol.renewed(name, lock.id, ttl_ms, sent, time.monotonic_ns(), False)
+            raise
+        except BaseException:
+            protocol.renewed(name, lock.id, ttl_ms, sent, time.monotonic_ns(), False, True)
+            raise
+        protocol.renewed(name, lock.id, ttl_ms, sent, time.monotonic_ns(), True)
+
+    lock.extend = renew
+
+
 def acquire(request):
     # expire = the lease in seconds, as the library's users pass it; the
     # library keeps int(expire) (whole seconds: 1.5 s becomes 1 s, under
     # 1 s becomes 0, and SET ... EX 0 is refused by Redis).
     lock = redis_lock.Lock(CLIENT, request["lock"], expire=request["ttl_ms"] / 1000.0,
                            auto_renewal=RENEW)
+    if RENEW:
+        report_renewals(lock, request["lock"])
     CLIENT.last.command = None
     try:
         if request["wait_ms"] <= 0:
@@ -142,7 +174,7 @@ HANDLERS = {"acquire": acquire, "release": release, "extend": extend, "held": he
 
 HELLO = protocol.hello("python-redis-lock-auto-renewal" if RENEW else "python-redis-lock",
                        protocol.version_of("python-redis-lock"),
-                       renews=RENEW, connect=True, incidents=True)
+                       renews=RENEW, renewals=RENEW, connect=True, incidents=True)
 
 if __name__ == "__main__":
     protocol.run(HELLO, HANDLERS)

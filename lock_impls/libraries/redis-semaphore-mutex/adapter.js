@@ -66,7 +66,7 @@ async function extend(request) {
 }
 
 run({
-  hello: hello({ name: 'redis-semaphore-mutex', version: VERSION, renews: true }),
+  hello: hello({ name: 'redis-semaphore-mutex', version: VERSION, renews: true, renewals: true }),
   acquire,
   release,
   extend,

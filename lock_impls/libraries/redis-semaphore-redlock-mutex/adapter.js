@@ -95,7 +95,7 @@ async function extend(request) {
 }
 
 run({
-  hello: hello({ name: 'redis-semaphore-redlock-mutex', version: VERSION, steps: ['after-send'], renews: true }),
+  hello: hello({ name: 'redis-semaphore-redlock-mutex', version: VERSION, steps: ['after-send'], renews: true, renewals: true }),
   acquire,
   release,
   extend,

@@ -10,6 +10,11 @@
 //	clients := protocol.Clients(endpoints)
 //	protocol.Serve(protocol.Handlers{Hello: ..., Acquire: ..., ...})
 //
+// Renewals: an adapter that sees every background renewal of its library
+// (its own Extend loop) says hello with "renewals": true and reports each
+// with Renewed; Serve dates hello with MonotonicNs and attaches the
+// renewals not yet reported to the next response (PROTOCOL.md, "Renewals").
+//
 // Incidents: Go has no recoverable "uncaught" error on a library's goroutine.
 // A panic there ends the whole process (the lab reports an adapter exit, with
 // the panic's last line of stderr), so hello does not offer "incidents".
@@ -27,7 +32,10 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -224,6 +232,12 @@ func Serve(h Handlers) {
 		}
 		resp := handle(h, &req)
 		resp["id"] = req.ID
+		if req.Op == "hello" {
+			resp["monotonic_ns"] = MonotonicNs()
+		}
+		if reported := takeRenewals(); len(reported) > 0 || req.Op == "renewals" {
+			resp["renewals"] = reported
+		}
 		b, err := json.Marshal(resp)
 		if err != nil {
 			log.Fatalf("adapter: cannot encode %v: %v", resp, err)
@@ -242,6 +256,8 @@ func handle(h Handlers, req *Request) Response {
 	switch req.Op {
 	case "hello":
 		return copyOf(h.Hello)
+	case "renewals":
+		return Ok(nil)
 	case "connect":
 		fn = h.Connect
 	case "acquire":
@@ -280,3 +296,43 @@ func copyOf(r Response) Response {
 
 // Ms is a duration in whole milliseconds (rounded down).
 func Ms(d time.Duration) int64 { return int64(d / time.Millisecond) }
+
+// MonotonicNs is this machine's CLOCK_MONOTONIC in ns, the clock the lab
+// dates renewals by (Go's own monotonic readings count from the process's
+// start, so they cannot be compared with the lab's).
+func MonotonicNs() int64 {
+	var ts syscall.Timespec
+	const clockMonotonic = 1
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockMonotonic, uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Nano()
+}
+
+var renewals struct {
+	sync.Mutex
+	pending []Response
+}
+
+// Renewed reports one background renewal of owner's lease on lock, asking
+// for ttl: sent and answered are MonotonicNs readings taken before it was
+// sent and once its answer came; ok = renewed, unknown = its answer was
+// lost (ok false and unknown false: refused). Safe from any goroutine.
+func Renewed(lock, owner string, ttl time.Duration, sent, answered int64, ok, unknown bool) {
+	renewals.Lock()
+	defer renewals.Unlock()
+	renewals.pending = append(renewals.pending, Response{
+		"lock": lock, "owner": owner, "ttl_ms": Ms(ttl), "sent_ns": sent, "answered_ns": answered,
+		"ok": ok, "unknown": unknown && !ok,
+	})
+}
+
+// takeRenewals: the renewals not yet reported, in the order reported.
+func takeRenewals() []Response {
+	renewals.Lock()
+	defer renewals.Unlock()
+	out := renewals.pending
+	renewals.pending = nil
+	if out == nil {
+		out = []Response{}
+	}
+	return out
+}

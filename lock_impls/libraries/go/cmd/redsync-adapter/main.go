@@ -52,8 +52,9 @@ type adapter struct {
 }
 
 type holding struct {
-	m   *redsync.Mutex
-	ttl time.Duration // its WithExpiry
+	m    *redsync.Mutex
+	lock string        // the lab's name of it
+	ttl  time.Duration // its WithExpiry
 	// The watchdog's (nil without --watchdog). A Mutex is not safe for
 	// concurrent use: calls on it take mu.
 	mu   sync.Mutex
@@ -86,7 +87,9 @@ func main() {
 		"reentrant": false, "fencing": false, "multi_node": true, "connect": true,
 	}
 	if watchdog {
+		// The watchdog is this adapter's own loop: it sees every renewal.
 		hello["renews"] = true
+		hello["renewals"] = true
 	}
 	protocol.Serve(protocol.Handlers{
 		Hello:   hello,
@@ -115,7 +118,7 @@ func (a *adapter) acquire(req *protocol.Request) protocol.Response {
 	start := time.Now()
 	err := m.LockContext(rec.context())
 	if err == nil {
-		h := &holding{m: m, ttl: req.TTL()}
+		h := &holding{m: m, lock: req.Lock, ttl: req.TTL()}
 		a.held[m.Value()] = h
 		if a.watchdog {
 			h.stop = make(chan struct{})
@@ -159,8 +162,11 @@ func (a *adapter) keepAlive(h *holding, t *time.Ticker) {
 		default:
 		}
 		start := time.Now()
+		sent := protocol.MonotonicNs()
 		log.Printf("watchdog: Extend of %s", h.m.Value())
 		ok, err := h.m.ExtendContext(context.Background())
+		protocol.Renewed(h.lock, h.m.Value(), h.ttl, sent, protocol.MonotonicNs(), ok,
+			!ok && !errors.Is(err, redsync.ErrExtendFailed))
 		h.mu.Unlock()
 		if !ok {
 			h.lost.Store(true)
@@ -251,7 +257,7 @@ func (a *adapter) extend(req *protocol.Request) protocol.Response {
 	ok, err := m.ExtendContext(rec.context())
 	if ok {
 		if h, held := a.held[req.Owner]; !held || h.m != m {
-			a.held[req.Owner] = &holding{m: m, ttl: req.TTL()}
+			a.held[req.Owner] = &holding{m: m, lock: req.Lock, ttl: req.TTL()}
 		}
 		return protocol.Ok(protocol.Response{"validity_ms": protocol.Ms(m.Until().Sub(start))})
 	}
