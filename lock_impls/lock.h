@@ -33,6 +33,10 @@ struct Lease {
   std::optional<milliseconds> validity;
   int64_t acquired_at_ns = 0;  // client clock when acquire began
   int reentry = 1;             // nesting depth after this acquire (re-entrant locks)
+  // monotonic_ns() when the attempt that won was sent, for a lock that
+  // learns it from outside this process (an adapter's library retries on its
+  // own); the grant came no earlier.
+  std::optional<int64_t> attempt_sent_ns;
 };
 
 enum class Outcome {

@@ -61,13 +61,17 @@ AdapterInfo say_hello(AdapterProcess& adapter) {
   info.renewals = optional_bool(adapter, response, "renewals").value_or(false);
   if (info.renewals && !info.renews)
     protocol_error(adapter, "said hello with \"renewals\" but not \"renews\"", response);
-  if (info.renewals) {
-    // Its renewals are dated by its CLOCK_MONOTONIC: it must be this machine's.
+  // What it dates (renewals, attempts) is dated by its CLOCK_MONOTONIC: it
+  // must be this machine's.
+  info.monotonic_clock = response.contains("monotonic_ns");
+  if (info.monotonic_clock || info.renewals) {
     const auto clock = integer_field(response, "monotonic_ns");
     if (!clock || *clock < asked || *clock > answered)
       protocol_error(adapter,
-                     "said hello with \"renewals\" but its \"monotonic_ns\" is not this "
-                     "machine's CLOCK_MONOTONIC read while it answered (" +
+                     std::string(info.renewals ? "said hello with \"renewals\" but its"
+                                               : "said hello with a") +
+                         " \"monotonic_ns\" that is not this machine's CLOCK_MONOTONIC read "
+                         "while it answered (" +
                          std::to_string(asked) + ".." + std::to_string(answered) + ")",
                      response);
   }
@@ -275,6 +279,7 @@ void AdapterLock::finish() {
 
 AcquireResult AdapterLock::acquire(const std::string& name, milliseconds ttl, milliseconds wait) {
   const int64_t started = context_.clock->now_ns();
+  const int64_t asked = machine_monotonic_ns();
   json response =
       call({{"op", "acquire"}, {"lock", name}, {"ttl_ms", ttl.count()}, {"wait_ms", wait.count()}});
   const Outcome outcome = outcome_of(*adapter_, response);
@@ -297,6 +302,19 @@ AcquireResult AdapterLock::acquire(const std::string& name, milliseconds ttl, mi
   lease.validity = validity_of(*adapter_, response, ttl);
   lease.acquired_at_ns = started;
   lease.reentry = int(optional_depth(*adapter_, response, "reentry").value_or(1));
+  if (auto attempt = response.find("attempt_ns");
+      attempt != response.end() && !attempt->is_null()) {
+    const auto sent = integer_field(response, "attempt_ns");
+    const int64_t now = machine_monotonic_ns();
+    if (!info_.monotonic_clock || !sent || *sent < asked || *sent > now)
+      protocol_error(*adapter_,
+                     "sent an \"attempt_ns\" that is not a CLOCK_MONOTONIC reading taken while "
+                     "the acquire ran (" +
+                         std::to_string(asked) + ".." + std::to_string(now) +
+                         "; hello must carry \"monotonic_ns\")",
+                     response);
+    lease.attempt_sent_ns = monotonic_ns_at(*sent);
+  }
   held_[name] = lease.owner;
   return {Outcome::Done, lease, ""};
 }

@@ -43,6 +43,9 @@ struct AdapterInfo {
   // CLOCK_MONOTONIC, and answers the "renewals" request at the end of a run
   // (PROTOCOL.md, "Renewals"); only with `renews`.
   bool renewals = false;
+  // Its hello carried this machine's CLOCK_MONOTONIC ("monotonic_ns"): it may
+  // date what it reports (renewals, an acquire's attempt_ns) by it.
+  bool monotonic_clock = false;
 };
 
 // Starts the adapter (with a loopback endpoint where nothing listens: hello

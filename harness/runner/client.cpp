@@ -254,7 +254,10 @@ std::optional<Lease> Client::acquire(const Workload& workload, const std::string
   if (lease.validity) e.value["validity_ms"] = lease.validity->count();
   e.value["reentry"] = lease.reentry;
   // When the attempt that won began, in the history's time: the grant came no earlier.
-  if (auto attempt = history_time_of(lease.acquired_at_ns)) e.value["attempt_ns"] = *attempt;
+  if (lease.attempt_sent_ns)
+    e.value["attempt_ns"] = std::max<int64_t>(0, *lease.attempt_sent_ns - log_.origin_ns());
+  else if (auto attempt = history_time_of(lease.acquired_at_ns))
+    e.value["attempt_ns"] = *attempt;
   // No deadline of its own: the lock renews the lease in the background.
   if (!lease.validity) {
     e.value["renews"] = true;

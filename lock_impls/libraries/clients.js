@@ -17,6 +17,7 @@
 
 const crypto = require('crypto');
 const Redis = require('ioredis');
+const { monotonicNs } = require('./protocol');
 
 const CLIENT_OPTIONS = {
   commandTimeout: 1000,
@@ -162,7 +163,7 @@ class Tap {
 
   note(node, command) {
     const args = command.args.map((arg) => String(arg));
-    const record = { node, name: command.name, args, state: 'pending' };
+    const record = { node, name: command.name, args, state: 'pending', sentNs: monotonicNs() };
     if (command.name === 'evalsha') record.sha = args[0];
     if (command.name === 'eval') record.sha = crypto.createHash('sha1').update(args[0]).digest('hex');
     this.records.push(record);
@@ -209,6 +210,37 @@ function lost(record) {
 // command timeout after it was sent).
 function settled(records) {
   return Promise.all(records.map((record) => record.done));
+}
+
+// When the attempt that won was sent (CLOCK_MONOTONIC, for the acquire's
+// "attempt_ns"), on one node: the last lock command among `records` that set
+// the key to `owner` (classify(record), as for leftovers below) is the
+// command that took the lock. Undefined when none did.
+function winningSentNs(records, classify, owner) {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const kind = classify(records[i]);
+    if (kind && kind.lock && kind.value === owner && records[i].state === 'reply' && kind.set(records[i].reply))
+      return records[i].sentNs;
+  }
+  return undefined;
+}
+
+// When the attempt that won was sent (CLOCK_MONOTONIC), over several nodes,
+// for a library whose failed attempts delete their value on every node
+// before the next (node-redlock 4, redis-semaphore's RedlockMutex) or give
+// each attempt a value of its own (redlock-universal): the first lock
+// command of `owner` after its last delete. With no delete in between, an
+// earlier attempt's first command: too early, never too late. Undefined
+// when no lock command of `owner` was seen.
+function firstOfLastAttemptNs(records, classify, owner) {
+  let first;
+  for (const record of records) {
+    const kind = classify(record);
+    if (!kind || kind.value !== owner) continue;
+    if (kind.unlock) first = undefined;
+    else if (kind.lock && first === undefined) first = record.sentNs;
+  }
+  return first;
 }
 
 // The nodes where a lock command among `records` may have left a key: one
@@ -274,4 +306,6 @@ module.exports = {
   leftovers,
   failedAcquire,
   describe,
+  winningSentNs,
+  firstOfLastAttemptNs,
 };

@@ -105,7 +105,9 @@ function hello({ name, version, steps, renews, renewals: reported }) {
     fencing: false,
     ...(steps ? { steps } : {}),
     ...(renews ? { renews: true } : {}),
-    ...(reported ? { renewals: true, monotonic_ns: monotonicNs() } : {}),
+    ...(reported ? { renewals: true } : {}),
+    // What it dates (renewals, an acquire's attempt_ns) is dated by this clock.
+    monotonic_ns: monotonicNs(),
     incidents: true,
   });
 }

@@ -206,7 +206,51 @@ TEST(AdapterRenewals, ReportedRenewalsPlaceTheLeasesEndAndTellTheOverlap) {
   for (const auto& c : silent_classes) EXPECT_EQ(c, "unclassified");
 }
 
-TEST(AdapterRenewals, AForeignClockOrARenewalAnsweredBeforeItWasSentIsAnError) {
+// c2 waits from 100 ms on while c1 holds, renews and then stops in a pause;
+// the library tries again only once the key's TTL has run out (+ 50 ms).
+// The attempt that won, which the adapter dates, came after c1's lease
+// ended: an overrun. Without it, c2's grant may have come any time since it
+// began to wait, c1's lease ended in between, and the overlap is not told.
+Scenario waiting_past_a_renewed_lease() {
+  return parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2,
+      "duration_ms": 3000,
+      "workload": {"ttl_ms": 300, "wait_ms": 2500, "work_ms": 300, "ops_per_client": 1},
+      "faults": [{"kind": "pause", "at_ms": 0, "duration_ms": 100, "clients": ["c2"]},
+                 {"kind": "pause", "duration_ms": 1000,
+                  "when": {"client": "c1", "step": "before-write"}}],
+      "expect": {"default": {"verdict": "violated", "kinds": ["mutual-exclusion"]}}})"),
+                        "waiting-past-a-renewed-lease.json");
+}
+
+TEST(AdapterRenewals, AnAdapterDatingTheWinningAttemptTellsAnOverrun) {
+  TempDir out;
+  RunResult run =
+      run_cell(waiting_past_a_renewed_lease(), reporting_renewals(), Servers{}, 1, out.path());
+  ASSERT_FALSE(run.error) << *run.error;
+  json c2_invoke, c2_acquired;
+  for (const auto& e : history(out.path() / "reporting-renewals" / "history.jsonl")) {
+    if (e["process"] != "c2" || e["f"] != "acquire") continue;
+    (e["type"] == "invoke" ? c2_invoke : c2_acquired) = e;
+  }
+  ASSERT_FALSE(c2_acquired.is_null());
+  ASSERT_TRUE(c2_acquired["value"].contains("attempt_ns")) << c2_acquired.dump();
+  const int64_t attempt = c2_acquired["value"]["attempt_ns"];
+  EXPECT_GT(attempt, c2_invoke["time_ns"].get<int64_t>() + 200'000'000) << "it waited first";
+  EXPECT_LE(attempt, c2_acquired["time_ns"].get<int64_t>());
+  const auto classes = overlap_classes_of(run);
+  ASSERT_FALSE(classes.empty()) << run.to_json().dump(2);
+  for (const auto& c : classes) EXPECT_EQ(c, "overrun");
+
+  TempDir silent_out;
+  RunResult silent = run_cell(waiting_past_a_renewed_lease(), reporting_renewals(" --no-attempt"),
+                              Servers{}, 1, silent_out.path());
+  ASSERT_FALSE(silent.error) << *silent.error;
+  const auto silent_classes = overlap_classes_of(silent);
+  ASSERT_FALSE(silent_classes.empty()) << silent.to_json().dump(2);
+  for (const auto& c : silent_classes) EXPECT_EQ(c, "unclassified");
+}
+
+TEST(AdapterRenewals, AForeignClockOrATimeOutsideWhatItDatesIsAnError) {
   try {
     reporting_renewals(" --wrong-clock");  // its hello, when the lock is resolved
     ADD_FAILURE() << "a clock that is not CLOCK_MONOTONIC was taken";
@@ -221,6 +265,13 @@ TEST(AdapterRenewals, AForeignClockOrARenewalAnsweredBeforeItWasSentIsAnError) {
         run_cell(paused_renewer(), reporting_renewals(" --backwards"), Servers{}, 1, out.path());
     ASSERT_TRUE(run.error);
     EXPECT_NE(run.error->find("answered_ns"), std::string::npos) << *run.error;
+  }
+  {
+    TempDir out;
+    RunResult run = run_cell(paused_renewer(), reporting_renewals(" --stale-attempt"), Servers{}, 1,
+                             out.path());
+    ASSERT_TRUE(run.error);
+    EXPECT_NE(run.error->find("attempt_ns"), std::string::npos) << *run.error;
   }
 }
 

@@ -1,11 +1,15 @@
 #!/usr/bin/python3
 """A test adapter whose library renews in the background and reports each
-renewal (PROTOCOL.md, "Renewals"): SET NX PX to acquire, then a thread per
-lease renews it every ttl/3 with a compare-and-PEXPIRE until it is released
-or a renewal fails. --silent: says hello with "renews" but reports nothing
-(a library whose renewals the lab cannot see). --wrong-clock: says hello
-with a "monotonic_ns" that is not CLOCK_MONOTONIC. --backwards: reports a
-renewal answered before it was sent."""
+renewal (PROTOCOL.md, "Renewals"): SET NX PX to acquire (while the key is
+held, it sleeps the key's PTTL + 50 ms and tries again, and reports the
+winning SET's "attempt_ns"), then a thread per lease renews it every ttl/3
+with a compare-and-PEXPIRE until it is released or a renewal fails.
+--silent: says hello with "renews" but reports no renewal and no attempt (a
+library that keeps both to itself). --no-attempt: reports the renewals but
+no attempt_ns. --wrong-clock: says hello with a
+"monotonic_ns" that is not CLOCK_MONOTONIC. --backwards: reports a renewal
+answered before it was sent. --stale-attempt: an attempt_ns from before the
+acquire was asked for."""
 import argparse
 import os
 import sys
@@ -21,8 +25,10 @@ from scripted import endpoint, requests, send  # noqa: E402
 parser = argparse.ArgumentParser()
 parser.add_argument("--redis", required=True)
 parser.add_argument("--silent", action="store_true")
+parser.add_argument("--no-attempt", action="store_true")
 parser.add_argument("--wrong-clock", action="store_true")
 parser.add_argument("--backwards", action="store_true")
+parser.add_argument("--stale-attempt", action="store_true")
 args = parser.parse_args()
 host, port = endpoint(args)
 client = redis.Redis(host=host, port=port, socket_timeout=1.0, socket_connect_timeout=1.0)
@@ -65,11 +71,24 @@ for rid, op, request in requests():
         send(hello)
     elif op == "acquire":
         owner = uuid.uuid4().hex
-        if client.set(request["lock"], owner, nx=True, px=request["ttl_ms"]):
+        deadline = time.monotonic() + request["wait_ms"] / 1000.0
+        while True:
+            sent = time.monotonic_ns()
+            if client.set(request["lock"], owner, nx=True, px=request["ttl_ms"]):
+                break
+            left = client.pttl(request["lock"])
+            if time.monotonic() + (max(left, 0) + 50) / 1000.0 > deadline:
+                sent = None
+                break
+            time.sleep((max(left, 0) + 50) / 1000.0)
+        if sent is not None:
             stops[owner] = threading.Event()
             threading.Thread(target=renew, daemon=True,
                              args=(request["lock"], owner, request["ttl_ms"], stops[owner])).start()
-            answer({"id": rid, "ok": True, "owner": owner, "validity_ms": None})
+            won = {"id": rid, "ok": True, "owner": owner, "validity_ms": None}
+            if not args.silent and not args.no_attempt:
+                won["attempt_ns"] = sent - (10**10 if args.stale_attempt else 0)
+            answer(won)
         else:
             answer({"id": rid, "ok": False, "error": "held"})
     elif op == "held":

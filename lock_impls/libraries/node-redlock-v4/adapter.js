@@ -3,7 +3,7 @@
 // alias "redlock-v4"): Redlock over every --redis endpoint. See README.md.
 const Redlock = require('redlock-v4');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { tapped, outcomeOf, lost, settled, failedAcquire, describe } = require('../clients');
+const { tapped, outcomeOf, lost, settled, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redlock-v4');
@@ -67,8 +67,14 @@ async function acquire(request, ctx) {
   // lock.expiration > Date.now()` (redlock.js line 419).
   await ctx.step('after-validity-check');
   held.set(lock.value, lock);
-  // lock.expiration = start of the successful attempt + ttl - drift.
-  return { ok: true, owner: lock.value, validity_ms: Math.max(0, lock.expiration - start) };
+  // lock.expiration = start of the successful attempt + ttl - drift. Every
+  // failed attempt ran the unlock script on every node before the next.
+  return {
+    ok: true,
+    owner: lock.value,
+    validity_ms: Math.max(0, lock.expiration - start),
+    attempt_ns: firstOfLastAttemptNs(records, classify, lock.value),
+  };
 }
 
 async function release(request) {

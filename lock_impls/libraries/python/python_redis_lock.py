@@ -40,7 +40,11 @@ class Client(redis.StrictRedis):
 
     def set(self, *args, **kwargs):
         self.last.command = "SET"
-        return super().set(*args, **kwargs)
+        sent = time.monotonic_ns()
+        done = super().set(*args, **kwargs)
+        if done:
+            self.last.won_ns = sent  # the SET NX that took the lock: its attempt_ns
+        return done
 
     def blpop(self, keys, timeout=0):
         self.last.command = "BLPOP"
@@ -94,6 +98,7 @@ def acquire(request):
     if RENEW:
         report_renewals(lock, request["lock"])
     CLIENT.last.command = None
+    CLIENT.last.won_ns = None
     try:
         if request["wait_ms"] <= 0:
             acquired = lock.acquire(blocking=False)
@@ -114,7 +119,7 @@ def acquire(request):
     if not acquired:
         return {"ok": False, "error": "held by another client"}
     HELD[lock.id] = lock
-    response = {"ok": True, "owner": lock.id}
+    response = {"ok": True, "owner": lock.id, "attempt_ns": CLIENT.last.won_ns}
     if RENEW:
         response["validity_ms"] = None  # renewed in the background, no deadline
     # Without renewal the library tells its user nothing beyond the expire it

@@ -7,7 +7,7 @@
 // onLockLost logged.
 const { Mutex } = require('redis-semaphore');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { tapped, outcomeOf } = require('../clients');
+const { tapped, outcomeOf, winningSentNs } = require('../clients');
 const { redisSemaphore, isScript, LOST_AT_REFRESH } = require('../redis-semaphore');
 
 // The installed library's version, for hello.
@@ -17,18 +17,33 @@ const { clients, tap, ready } = tapped(endpointsFrom(process.argv).slice(0, 1));
 const [client] = clients;
 const family = redisSemaphore(Mutex, client);
 
+// acquireMutex's one command, SET key identifier PX ttl NX, tried every
+// retryInterval: the last that answered OK took the lock.
+function classify(record) {
+  if (record.name === 'set') return { lock: true, value: record.args[1], set: (reply) => reply === 'OK' };
+  return null;
+}
+
 async function acquire(request) {
   await ready;
   const mutex = family.create(request);
+  const records = tap.record();
   try {
     if (!(await mutex.tryAcquire())) return { ok: false, error: 'held by another client (every SET NX got nil)' };
   } catch (error) {
     return outcomeOf(error);
+  } finally {
+    tap.stop();
   }
   family.mutexes.set(mutex.identifier, mutex);
   // The lease is refreshed in the background until release: no deadline of
   // its own. The library tells a loss only through onLockLost / isAcquired.
-  return { ok: true, owner: mutex.identifier, validity_ms: null };
+  return {
+    ok: true,
+    owner: mutex.identifier,
+    validity_ms: null,
+    attempt_ns: winningSentNs(records, classify, mutex.identifier),
+  };
 }
 
 async function release(request) {

@@ -7,7 +7,7 @@
 // onLockLost logged.
 const { RedlockMutex } = require('redis-semaphore');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { tapped, lost, failedAcquire, describe } = require('../clients');
+const { tapped, lost, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
 const { redisSemaphore, isScript, LOST_AT_REFRESH } = require('../redis-semaphore');
 
 // The installed library's version, for hello.
@@ -52,7 +52,9 @@ async function acquire(request, ctx) {
   if (acquired) {
     family.mutexes.set(mutex.identifier, mutex);
     // Refreshed in the background until release: no deadline of its own.
-    return { ok: true, owner: mutex.identifier, validity_ms: null };
+    // A failed attempt deletes its identifier on every node before the next.
+    const attempt = firstOfLastAttemptNs(records, classify, mutex.identifier);
+    return { ok: true, owner: mutex.identifier, validity_ms: null, attempt_ns: attempt };
   }
   // Each failed attempt ran the delete script on every node and waited for
   // all of them: a key can remain only where that reply was lost.

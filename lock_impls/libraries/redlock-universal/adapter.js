@@ -4,7 +4,7 @@
 const crypto = require('crypto');
 const { createRedlock, IoredisAdapter, LockAcquisitionError, LUA_SCRIPTS } = require('redlock-universal');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { tapped, outcomeOf, lost, failedAcquire, describe } = require('../clients');
+const { tapped, outcomeOf, lost, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redlock-universal');
@@ -80,7 +80,13 @@ async function acquire(request, ctx) {
   // The library's own idea of the deadline is handle.acquiredAt + ttl, with
   // acquiredAt taken after the replies came (its using() and
   // cleanupExpiredLocks count from it), not at the start of the attempt.
-  return { ok: true, owner: handle.value, validity_ms: handle.acquiredAt + handle.ttl - start };
+  return {
+    ok: true,
+    owner: handle.value,
+    validity_ms: handle.acquiredAt + handle.ttl - start,
+    // Each attempt has a value of its own: the winning one's first SET.
+    attempt_ns: firstOfLastAttemptNs(records, classify, handle.value),
+  };
 }
 
 async function release(request) {
