@@ -336,3 +336,59 @@ func takeRenewals() []Response {
 	}
 	return out
 }
+
+// Sends dates the commands a go-redis client sends (AddHook), so that an
+// adapter can tell when the command that took its lock was sent (the
+// acquire's attempt_ns). Safe from any goroutine.
+type Sends struct {
+	mu     sync.Mutex
+	last   map[string]int64 // argument -> MonotonicNs when the latest command carrying it that succeeded was sent
+	counts int
+}
+
+// DateSends hooks client so that every command it sends is dated.
+func DateSends(client *redis.Client) *Sends {
+	s := &Sends{last: map[string]int64{}}
+	client.AddHook(s)
+	return s
+}
+
+// DialHook passes dials through.
+func (s *Sends) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook dates the command before sending it and, once it succeeded,
+// keeps that time for each of its string arguments (bounded: the map is
+// cleared every 10000 commands).
+func (s *Sends) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		sent := MonotonicNs()
+		err := next(ctx, cmd)
+		if err == nil {
+			s.mu.Lock()
+			if s.counts++; s.counts > 10000 {
+				s.last, s.counts = map[string]int64{}, 0
+			}
+			for _, arg := range cmd.Args() {
+				if text, ok := arg.(string); ok {
+					s.last[text] = sent
+				}
+			}
+			s.mu.Unlock()
+		}
+		return err
+	}
+}
+
+// ProcessPipelineHook passes pipelines through undated.
+func (s *Sends) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// LastSucceeded is when the latest command carrying value that succeeded was
+// sent, if one was sent at or after since (both MonotonicNs readings).
+func (s *Sends) LastSucceeded(value string, since int64) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sent, ok := s.last[value]
+	return sent, ok && sent >= since
+}

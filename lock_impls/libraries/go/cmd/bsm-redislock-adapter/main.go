@@ -30,6 +30,7 @@ const retryEvery = 100 * time.Millisecond
 
 type adapter struct {
 	client *redis.Client
+	sends  *protocol.Sends
 	locker *redislock.Client
 	// Locks obtained here, by owner (the token the library stored). The
 	// library has no way to build a Lock for a value it did not obtain.
@@ -39,7 +40,7 @@ type adapter struct {
 func main() {
 	endpoints := protocol.Endpoints("A locklab adapter for bsm/redislock (one Redis node, the first endpoint).", nil)
 	clients := protocol.Clients(endpoints[:1])
-	a := &adapter{client: clients[0], locker: redislock.New(clients[0]), held: map[string]*redislock.Lock{}}
+	a := &adapter{client: clients[0], sends: protocol.DateSends(clients[0]), locker: redislock.New(clients[0]), held: map[string]*redislock.Lock{}}
 	protocol.Serve(protocol.Handlers{
 		Hello: protocol.Response{
 			"ok": true, "name": "bsm-redislock",
@@ -74,6 +75,7 @@ func (a *adapter) acquire(req *protocol.Request) protocol.Response {
 		defer cancel()
 		opts = &redislock.Options{RetryStrategy: redislock.LinearBackoff(retryEvery)}
 	}
+	asked := protocol.MonotonicNs()
 	lock, err := a.locker.Obtain(ctx, req.Lock, req.TTL(), opts)
 	if err != nil {
 		if errors.Is(err, redislock.ErrNotObtained) {
@@ -87,7 +89,14 @@ func (a *adapter) acquire(req *protocol.Request) protocol.Response {
 	// No validity: the library tells its user the TTL it asked for (and
 	// TTL() on request, another round trip): the lab's default, ttl_ms from
 	// the start of the acquire.
-	return protocol.Ok(protocol.Response{"owner": lock.Token()})
+	resp := protocol.Response{"owner": lock.Token()}
+	// Obtain runs its obtain script (MSETNX, then PEXPIRE) every retryEvery
+	// until it answers OK: the last that succeeded, carrying the token, took
+	// the lock.
+	if sent, ok := a.sends.LastSucceeded(lock.Token(), asked); ok {
+		resp["attempt_ns"] = sent
+	}
+	return protocol.Ok(resp)
 }
 
 // release: Lock.Release; ErrLockNotHeld when the value is not ours.
