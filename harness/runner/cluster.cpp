@@ -210,13 +210,21 @@ Endpoint Cluster::stable_endpoint(size_t client, size_t node) {
 }
 
 void Cluster::redirect_node0(size_t server) {
+  size_t before;
   {
     std::lock_guard l(mu_);
+    before = node0_server_;
     node0_server_ = server;
   }
-  // The relays' open connections end when the old master's links are cut or it dies.
-  for (size_t c = 0; c < node0_relays_.size(); ++c)
+  for (size_t c = 0; c < node0_relays_.size(); ++c) {
     node0_relays_[c]->retarget(link_endpoint(c, server));
+    // Their open connections lead to the old master: closed here and now, so
+    // that a client's next command finds its connection closed and
+    // reconnects to the new one. Left to the cut of the old master's links,
+    // the close would reach the client only once the relay's own thread
+    // passed it on, and a command sent meanwhile would be lost on the way.
+    if (before != server) node0_relays_[c]->cut();
+  }
 }
 
 void Cluster::promote(size_t server) {
