@@ -129,15 +129,25 @@ TEST(AdapterRenewal, AHeldAnswerOfFalseStopsTheWriteAndReleasesAreRetried) {
 // take their place in the history by their own times, so an overlap with a
 // holder paused past its renewed lease is an overrun. Without the reports
 // the same overlap cannot be told (its lease's end is unknown).
+// Two clients on a 300 ms lease: c2 paused from 0 for `c2_pause_ms`, c1
+// paused `c1_pause_ms` right before its write, after `work_ms` of work.
+Scenario renewer_story(const std::string& name, int work_ms, int c2_pause_ms, int c1_pause_ms,
+                       int wait_ms) {
+  json story = json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 3000,
+      "workload": {"ttl_ms": 300, "ops_per_client": 1},
+      "expect": {"default": {"verdict": "violated", "kinds": ["mutual-exclusion"]}}})");
+  story["workload"]["work_ms"] = work_ms;
+  story["workload"]["wait_ms"] = wait_ms;
+  story["faults"] = json::array(
+      {{{"kind", "pause"}, {"at_ms", 0}, {"duration_ms", c2_pause_ms}, {"clients", {"c2"}}},
+       {{"kind", "pause"},
+        {"duration_ms", c1_pause_ms},
+        {"when", {{"client", "c1"}, {"step", "before-write"}}}}});
+  return parse_scenario(story, name + ".json");
+}
+
 Scenario paused_renewer() {
-  return parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2,
-      "duration_ms": 3000,
-      "workload": {"ttl_ms": 300, "wait_ms": 2000, "work_ms": 500, "ops_per_client": 1},
-      "faults": [{"kind": "pause", "at_ms": 0, "duration_ms": 1000, "clients": ["c2"]},
-                 {"kind": "pause", "duration_ms": 1200,
-                  "when": {"client": "c1", "step": "before-write"}}],
-      "expect": {"default": {"verdict": "violated", "kinds": ["mutual-exclusion"]}}})"),
-                        "paused-renewer.json");
+  return renewer_story("paused-renewer", 500, 1000, 1200, 2000);
 }
 
 LockUnderTest reporting_renewals(const std::string& flags = "") {
@@ -212,14 +222,7 @@ TEST(AdapterRenewals, ReportedRenewalsPlaceTheLeasesEndAndTellTheOverlap) {
 // ended: an overrun. Without it, c2's grant may have come any time since it
 // began to wait, c1's lease ended in between, and the overlap is not told.
 Scenario waiting_past_a_renewed_lease() {
-  return parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2,
-      "duration_ms": 3000,
-      "workload": {"ttl_ms": 300, "wait_ms": 2500, "work_ms": 300, "ops_per_client": 1},
-      "faults": [{"kind": "pause", "at_ms": 0, "duration_ms": 100, "clients": ["c2"]},
-                 {"kind": "pause", "duration_ms": 1000,
-                  "when": {"client": "c1", "step": "before-write"}}],
-      "expect": {"default": {"verdict": "violated", "kinds": ["mutual-exclusion"]}}})"),
-                        "waiting-past-a-renewed-lease.json");
+  return renewer_story("waiting-past-a-renewed-lease", 300, 100, 1000, 2500);
 }
 
 TEST(AdapterRenewals, AnAdapterDatingTheWinningAttemptTellsAnOverrun) {
