@@ -204,16 +204,6 @@ std::vector<const RunResult*> runs_of(const ScenarioResults& story, const std::s
 
 namespace {
 
-constexpr CellStateInfo kCellStates[] = {
-    {CellState::Harmed, "harmed", "harmed: the store accepted a lost update or a stale write"},
-    {CellState::LeaseBroken, "lease-broken", "lease broken, no harm"},
-    {CellState::Overran, "overran", "overrun, no harm (stopped by fencing, or nothing written)"},
-    {CellState::Unclassified, "unclassified", "overlap of unknown cause, no harm"},
-    {CellState::Safe, "safe", "safe: no overlap, no harm"},
-    {CellState::NotApplicable, "not-applicable", "not applicable"},
-    {CellState::Unmeasured, "unmeasured", "not measured: a run failed or a fault never fired"},
-};
-
 // Whether every run of a cell completed with its faults fired.
 bool measured_all(const std::vector<const RunResult*>& runs) {
   return std::all_of(runs.begin(), runs.end(), [](const RunResult* run) {
@@ -224,16 +214,6 @@ bool measured_all(const std::vector<const RunResult*>& runs) {
 }
 
 }  // namespace
-
-std::span<const CellStateInfo> cell_states() {
-  return kCellStates;
-}
-
-const CellStateInfo& info(CellState state) {
-  for (const auto& row : kCellStates)
-    if (row.state == state) return row;
-  return kCellStates[std::size(kCellStates) - 1];
-}
 
 CellState cell_state(const std::vector<const RunResult*>& runs) {
   if (runs.empty()) return CellState::Unmeasured;
@@ -289,8 +269,23 @@ Survival survival(const std::vector<const ScenarioResults*>& stories, const std:
   return out;
 }
 
-std::string comparison_markdown(const fs::path& suite_dir) {
-  const json suite = read_json_file(suite_dir / "results.json");
+namespace {
+
+// The command line an invocation recorded, its program without its directory.
+std::string command_of(const json& results, const std::string& otherwise) {
+  std::string command;
+  if (results.contains("invocation") && results["invocation"].contains("command_line"))
+    for (const auto& arg : results["invocation"]["command_line"])
+      if (arg.is_string()) {
+        std::string word = arg.get<std::string>();
+        if (command.empty()) word = fs::path(word).filename().string();  // the program, not where
+        command += (command.empty() ? "" : " ") + word;
+      }
+  return command.empty() ? otherwise : command;
+}
+
+// The stories of a suite's results directory, in the suite's order.
+std::vector<ScenarioResults> read_stories(const fs::path& suite_dir, const json& suite) {
   if (!suite.is_object() || !suite.contains("scenarios") || !suite["scenarios"].is_array())
     throw std::runtime_error((suite_dir / "results.json").string() +
                              ": not the results.json of a suite (no \"scenarios\")");
@@ -299,26 +294,24 @@ std::string comparison_markdown(const fs::path& suite_dir) {
     const std::string dir = text_at(entry, "dir");
     if (!dir.empty()) stories.push_back(read_run_results(suite_dir / dir));
   }
-  std::vector<const ScenarioResults*> all;
-  for (const auto& story : stories) all.push_back(&story);
+  return stories;
+}
+
+// The suite's locks, then any lock a run names that the suite did not list
+// (a suite that predates "locks": its runs' order).
+std::vector<LockColumn> columns_of(const json& suite, const std::vector<ScenarioResults>& stories) {
   std::vector<LockColumn> locks = listed_locks(suite);
-  for (const auto& story : stories)  // a suite that predates "locks": its runs' order
+  for (const auto& story : stories)
     for (const auto& run : story.runs)
       if (std::none_of(locks.begin(), locks.end(),
                        [&](const LockColumn& l) { return l.name == run.algorithm; }))
         locks.push_back({run.algorithm, "", "", run.like.value_or("")});
+  return locks;
+}
 
-  std::string command;
-  if (suite.contains("invocation") && suite["invocation"].contains("command_line"))
-    for (const auto& arg : suite["invocation"]["command_line"])
-      if (arg.is_string()) {
-        std::string word = arg.get<std::string>();
-        if (command.empty()) word = fs::path(word).filename().string();  // the program, not where
-        command += (command.empty() ? "" : " ") + word;
-      }
+std::string comparison_header(const json& suite) {
   const int64_t runs_per_cell =
       suite.contains("options") ? suite["options"].value("runs", int64_t(1)) : 1;
-
   std::string md =
       "# Which lock survives what\n\n"
       "Every lock of the lab, and every library added to the run, against every story of the "
@@ -330,16 +323,19 @@ std::string comparison_markdown(const fs::path& suite_dir) {
         (text_at(suite, "redis_version").empty() ? "unknown" : text_at(suite, "redis_version")) +
         "\n";
   md += "- run on: " + text_at(suite, "started_at") + "\n";
-  md += "- command: `" + (command.empty() ? std::string("locklab suite") : command) + "`\n";
+  md += "- command: `" + command_of(suite, "locklab suite") + "`\n";
   md += "- runs per cell: " + std::to_string(runs_per_cell) + "\n";
   if (suite.contains("reuse") && suite["reuse"].is_object())
     md += "- carried over: " + std::to_string(suite["reuse"].value("cells_carried", 0)) +
           " cells were not run again but carried from the earlier run in `" +
           text_at(suite["reuse"], "from") +
           "`, measured under the same conditions (`--reuse`); ↻ marks them\n";
-  md += "\n";
+  return md + "\n";
+}
 
-  md +=
+std::string survival_section(const std::vector<const ScenarioResults*>& stories,
+                             const std::vector<LockColumn>& locks) {
+  std::string md =
       "## What each lock survives\n\nA lock survives a story when no run of it harmed the "
       "resource: the store accepted no lost update and no stale write. Beside it, the stories "
       "in which the lock's lease broke (it granted a hold inside another's lease) and those in "
@@ -348,7 +344,7 @@ std::string comparison_markdown(const fs::path& suite_dir) {
       "| lock | family | survives | lease broken in | only overran in | harmed by |\n"
       "| --- | --- | --- | --- | --- | --- |\n";
   for (const auto& lock : locks) {
-    const Survival tally = survival(all, lock.name);
+    const Survival tally = survival(stories, lock.name);
     std::string family = lock.family;
     if (!lock.like.empty())
       family += (family.empty() ? "" : ", ") + std::string("like ") + lock.like;
@@ -357,8 +353,12 @@ std::string comparison_markdown(const fs::path& suite_dir) {
           counted_stories(tally.lease_broken) + " | " + counted_stories(tally.only_overran) +
           " | " + cell_text(tally.harmed_by.empty() ? "—" : joined(tally.harmed_by)) + " |\n";
   }
+  return md;
+}
 
-  md +=
+std::string matrix_section(const std::vector<ScenarioResults>& stories,
+                           const std::vector<LockColumn>& locks) {
+  std::string md =
       "\n## The matrix\n\n✓ no violation in any run; ✗ the resource was harmed, after whose "
       "fault the holds overlapped (broken lease: the lock granted a hold inside another's "
       "lease; overrun: a holder acted after its lease ended) and what the store accepted; "
@@ -378,24 +378,27 @@ std::string comparison_markdown(const fs::path& suite_dir) {
       md += " " + cell_text(measured_words(runs_of(story, lock.name))) + " |";
     md += "\n";
   }
+  return md;
+}
 
+std::string left_behind_section(const std::vector<ScenarioResults>& stories,
+                                const std::vector<LockColumn>& locks) {
   std::string left_behind;
   for (const auto& story : stories)
     for (const auto& lock : locks)
       if (const std::string words = incident_words(runs_of(story, lock.name)); !words.empty())
         left_behind += "- " + story.scenario + " × `" + lock.name + "`: " + words + "\n";
-  if (!left_behind.empty())
-    md +=
-        "\n## What the libraries left behind\n\nNot violations: what a library left that its "
-        "caller never saw, as its adapter caught it (harness/adapter/PROTOCOL.md, "
-        "\"Incidents\"). The lab's adapters survive it; an application on its runtime's "
-        "defaults would not have, or would never have known.\n\n" +
-        left_behind;
+  if (left_behind.empty()) return "";
+  return "\n## What the libraries left behind\n\nNot violations: what a library left that its "
+         "caller never saw, as its adapter caught it (harness/adapter/PROTOCOL.md, "
+         "\"Incidents\"). The lab's adapters survive it; an application on its runtime's "
+         "defaults would not have, or would never have known.\n\n" +
+         left_behind;
+}
 
-  if (const fs::path file = suite_dir / "envelope" / "envelope.json"; fs::exists(file))
-    md += "\n" + envelope_markdown(read_json_file(file));
-
-  md += "\n## Story by story\n";
+std::string story_sections(const std::vector<ScenarioResults>& stories,
+                           const std::vector<LockColumn>& locks) {
+  std::string md = "\n## Story by story\n";
   for (const auto& story : stories) {
     md += "\n### " + story.scenario + "\n\n" + story.description + "\n\n" +
           "| lock | measured | expected | why |\n| --- | --- | --- | --- |\n";
@@ -416,6 +419,22 @@ std::string comparison_markdown(const fs::path& suite_dir) {
     }
   }
   return md;
+}
+
+}  // namespace
+
+std::string comparison_markdown(const fs::path& suite_dir) {
+  const json suite = read_json_file(suite_dir / "results.json");
+  const std::vector<ScenarioResults> stories = read_stories(suite_dir, suite);
+  std::vector<const ScenarioResults*> all;
+  for (const auto& story : stories) all.push_back(&story);
+  const std::vector<LockColumn> locks = columns_of(suite, stories);
+
+  std::string md = comparison_header(suite) + survival_section(all, locks) +
+                   matrix_section(stories, locks) + left_behind_section(stories, locks);
+  if (const fs::path file = suite_dir / "envelope" / "envelope.json"; fs::exists(file))
+    md += "\n" + envelope_markdown(read_json_file(file));
+  return md + story_sections(stories, locks);
 }
 
 namespace {
@@ -454,29 +473,26 @@ std::string envelope_cell(const json& cell) {
   return out;
 }
 
-}  // namespace
-
-std::string envelope_markdown(const json& envelope) {
-  const json settings = envelope.value("envelope", json::object());
-  const json axes = envelope.value("axes", json::array());
-  const json cells = envelope.value("cells", json::array());
-  std::vector<std::string> locks;
-  for (const auto& cell : cells)
-    if (std::find(locks.begin(), locks.end(), text_at(cell, "lock")) == locks.end())
-      locks.push_back(text_at(cell, "lock"));
-  auto find_cell = [&](const std::string& lock, const std::string& axis) -> const json* {
+// The cells of an envelope.json, with its locks in their first order.
+struct EnvelopeCells {
+  explicit EnvelopeCells(const json& envelope)
+      : axes(envelope.value("axes", json::array())), cells(envelope.value("cells", json::array())) {
+    for (const auto& cell : cells)
+      if (std::find(locks.begin(), locks.end(), text_at(cell, "lock")) == locks.end())
+        locks.push_back(text_at(cell, "lock"));
+  }
+  const json* find(const std::string& lock, const std::string& axis) const {
     for (const auto& cell : cells)
       if (text_at(cell, "lock") == lock && text_at(cell, "axis") == axis) return &cell;
     return nullptr;
-  };
-  std::string command;
-  if (envelope.contains("invocation") && envelope["invocation"].contains("command_line"))
-    for (const auto& arg : envelope["invocation"]["command_line"])
-      if (arg.is_string()) {
-        std::string word = arg.get<std::string>();
-        if (command.empty()) word = fs::path(word).filename().string();
-        command += (command.empty() ? "" : " ") + word;
-      }
+  }
+  json axes;
+  json cells;
+  std::vector<std::string> locks;
+};
+
+std::string envelope_header(const json& envelope) {
+  const json settings = envelope.value("envelope", json::object());
   const json totals = envelope.value("totals", json::object());
   std::string md =
       "## Safety envelopes\n\n"
@@ -499,7 +515,7 @@ std::string envelope_markdown(const json& envelope) {
   md += "- measured: " + text_at(envelope, "started_at") + ", " +
         envelope.value("seconds", json(0)).dump() + " s, Redis " +
         text_at(envelope, "redis_version") + "\n";
-  md += "- command: `" + (command.empty() ? std::string("locklab envelope") : command) + "`\n";
+  md += "- command: `" + command_of(envelope, "locklab envelope") + "`\n";
   if (envelope.contains("reuse"))
     md += "- carried over (↻): " + envelope["reuse"].value("searches_carried", json(0)).dump() +
           " searches were not made again but carried from the earlier envelope in `" +
@@ -512,22 +528,32 @@ std::string envelope_markdown(const json& envelope) {
         totals.value("explained", json(0)).dump() + " of these explained), " +
         totals.value("not_applicable", json(0)).dump() + " not applicable, " +
         totals.value("unpredicted", json(0)).dump() + " without a prediction\n\n";
-  md += "| lock |";
-  for (const auto& axis : axes) md += " " + text_at(axis, "axis") + " |";
+  return md;
+}
+
+std::string envelope_table(const EnvelopeCells& envelope) {
+  std::string md = "| lock |";
+  for (const auto& axis : envelope.axes) md += " " + text_at(axis, "axis") + " |";
   md += "\n| --- |";
-  for (size_t i = 0; i < axes.size(); ++i) md += " --- |";
+  for (size_t i = 0; i < envelope.axes.size(); ++i) md += " --- |";
   md += "\n";
-  for (const auto& lock : locks) {
+  for (const auto& lock : envelope.locks) {
     md += "| `" + lock + "` |";
-    for (const auto& axis : axes) {
-      const json* cell = find_cell(lock, text_at(axis, "axis"));
+    for (const auto& axis : envelope.axes) {
+      const json* cell = envelope.find(lock, text_at(axis, "axis"));
       md += " " + (cell ? cell_text(envelope_cell(*cell)) : std::string("—")) + " |";
     }
     md += "\n";
   }
+  return md;
+}
+
+// The reasons below the table: why a lock has no envelope, why a bound differs.
+std::string envelope_notes(const EnvelopeCells& envelope) {
+  std::string md;
   std::string not_applicable;
-  for (const auto& lock : locks)
-    for (const auto& cell : cells)
+  for (const auto& lock : envelope.locks)
+    for (const auto& cell : envelope.cells)
       if (text_at(cell, "lock") == lock &&
           text_at(cell, "outcome") == search_outcome_name(SearchOutcome::kNotApplicable)) {
         not_applicable += "- `" + lock + "`: " + text_at(cell, "error") + "\n";
@@ -535,17 +561,21 @@ std::string envelope_markdown(const json& envelope) {
       }
   if (!not_applicable.empty()) md += "\nNot applicable:\n\n" + not_applicable;
   std::string gaps;
-  for (const auto& cell : cells)
+  for (const auto& cell : envelope.cells)
     if (cell.value("gap", json()).is_string())
       gaps += "- `" + text_at(cell, "lock") + "`, " + text_at(cell, "axis") + ": " +
               text_at(cell, "gap") + "\n";
   if (!gaps.empty()) md += "\nDisagreements explained:\n\n" + gaps;
-  md +=
+  return md;
+}
+
+std::string predictions_section(const EnvelopeCells& envelope) {
+  std::string md =
       "\n### What each design predicts, and why\n\n| lock | axis | predicted | measured | why |\n"
       "| --- | --- | --- | --- | --- |\n";
-  for (const auto& lock : locks)
-    for (const auto& axis : axes) {
-      const json* cell = find_cell(lock, text_at(axis, "axis"));
+  for (const auto& lock : envelope.locks)
+    for (const auto& axis : envelope.axes) {
+      const json* cell = envelope.find(lock, text_at(axis, "axis"));
       if (!cell || !(*cell)["prediction"].is_object()) continue;
       const json& prediction = (*cell)["prediction"];
       // A library's prediction is its built-in's: said once, under the built-in.
@@ -557,6 +587,14 @@ std::string envelope_markdown(const json& envelope) {
             " |\n";
     }
   return md;
+}
+
+}  // namespace
+
+std::string envelope_markdown(const json& envelope) {
+  const EnvelopeCells cells(envelope);
+  return envelope_header(envelope) + envelope_table(cells) + envelope_notes(cells) +
+         predictions_section(cells);
 }
 
 }  // namespace locklab::reports

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "results.h"
+#include "word_table.h"
 
 namespace locklab::reports {
 
@@ -59,15 +60,17 @@ enum class CellState {
   Unmeasured,     // a run failed or a fault never fired
 };
 
-struct CellStateInfo {
-  CellState state;
-  std::string_view name;    // the CSS class and data-state of its square
-  std::string_view legend;  // the legend's words
-};
-
-// Every state, in the order the legend lists them.
-std::span<const CellStateInfo> cell_states();
-const CellStateInfo& info(CellState state);
+// Each state's name (the CSS class and data-state of its square) and its
+// legend's words, in the order the legend lists them.
+inline constexpr auto kCellStates = word_table<CellState>({
+    {CellState::Harmed, "harmed", "harmed: the store accepted a lost update or a stale write"},
+    {CellState::LeaseBroken, "lease-broken", "lease broken, no harm"},
+    {CellState::Overran, "overran", "overrun, no harm (stopped by fencing, or nothing written)"},
+    {CellState::Unclassified, "unclassified", "overlap of unknown cause, no harm"},
+    {CellState::Safe, "safe", "safe: no overlap, no harm"},
+    {CellState::NotApplicable, "not-applicable", "not applicable"},
+    {CellState::Unmeasured, "unmeasured", "not measured: a run failed or a fault never fired"},
+});
 
 // The state of the cell of `runs` (one lock's runs of one story); Unmeasured for none.
 CellState cell_state(const std::vector<const RunResult*>& runs);

@@ -54,13 +54,12 @@ std::string square_detail(const ScenarioResults& story, const LockColumn& lock,
 std::string square(const GridStory& story, const LockColumn& lock) {
   const auto runs = runs_of(*story.results, lock.name);
   if (runs.empty()) return "<td class=\"grid-cell\"></td>";
-  const CellStateInfo& state = info(cell_state(runs));
+  const std::string_view state = kCellStates.name(cell_state(runs));
   const std::string detail = square_detail(*story.results, lock, runs);
-  return "<td class=\"grid-cell\"><button type=\"button\" class=\"grid-sq " +
-         std::string(state.name) + "\" id=\"" +
-         escape(grid_square_id(story.results->scenario, lock.name)) + "\" data-state=\"" +
-         std::string(state.name) + "\" data-detail=\"" + escape(detail) + "\" title=\"" +
-         escape(detail) + "\" aria-label=\"" + escape(detail) + "\"></button></td>";
+  return "<td class=\"grid-cell\"><button type=\"button\" class=\"grid-sq " + std::string(state) +
+         "\" id=\"" + escape(grid_square_id(story.results->scenario, lock.name)) +
+         "\" data-state=\"" + std::string(state) + "\" data-detail=\"" + escape(detail) +
+         "\" title=\"" + escape(detail) + "\" aria-label=\"" + escape(detail) + "\"></button></td>";
 }
 
 std::string grid_head(const std::vector<Family>& families) {
@@ -93,9 +92,9 @@ std::string grid_row(const GridStory& story, const std::vector<Family>& families
 
 std::string grid_legend() {
   std::string out = "<div class=\"grid-legend\">";
-  for (const auto& state : cell_states())
+  for (const auto& state : kCellStates)
     out += "<span class=\"grid-key\"><span class=\"grid-sq " + std::string(state.name) +
-           "\"></span>" + escape(state.legend) + "</span>";
+           "\"></span>" + escape(state.meaning) + "</span>";
   return out + "</div>";
 }
 

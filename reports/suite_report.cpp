@@ -168,7 +168,7 @@ std::string cell_harm(const std::vector<RunResult>& runs, const std::vector<size
   if (std::none_of(cell.begin(), cell.end(),
                    [](const RunResult* run) { return run->verdict == Verdict::Violated; }))
     return "";
-  const std::string state(info(cell_state(cell)).name);
+  const std::string state(kCellStates.name(cell_state(cell)));
   return "<span class=\"cell-harm " + state + "\">" + escape(measured_words(cell)) + "</span>";
 }
 

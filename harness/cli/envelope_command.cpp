@@ -11,6 +11,39 @@
 
 namespace locklab {
 
+namespace {
+
+// The axes --axis names, in its order; none named: every axis (an empty list).
+std::vector<EnvelopeAxis> axes_named(const std::vector<std::string>& names) {
+  std::vector<EnvelopeAxis> axes;
+  for (const auto& name : names) {
+    auto axis = envelope_axis_named(name);
+    if (!axis)
+      throw std::invalid_argument("--axis: unknown axis \"" + name + "\" (one of " +
+                                  envelope_axis_names() + ")");
+    axes.push_back(*axis);
+  }
+  return axes;
+}
+
+// The locks --algorithm names, in its order; none named: every lock.
+std::vector<LockUnderTest> chosen_locks(std::vector<LockUnderTest> locks,
+                                        const std::vector<std::string>& names) {
+  if (names.empty()) return locks;
+  std::vector<LockUnderTest> chosen;
+  for (const auto& name : names) {
+    const LockUnderTest* lock = find_lock(locks, name);
+    if (!lock) {
+      suite::check_algorithm_ids({name});  // throws, naming the known ids
+      throw std::invalid_argument("--algorithm: \"" + name + "\" is not among the locks");
+    }
+    chosen.push_back(*lock);
+  }
+  return chosen;
+}
+
+}  // namespace
+
 Action add_envelope_command(CLI::App& parent) {
   struct Options {
     std::vector<std::string> locks;
@@ -73,27 +106,9 @@ Action add_envelope_command(CLI::App& parent) {
       "unexplained, 2 a run failed or bad input.");
 
   return [options] {
-    std::vector<EnvelopeAxis> axes;
-    for (const auto& name : options->axes) {
-      auto axis = envelope_axis_named(name);
-      if (!axis)
-        throw std::invalid_argument("--axis: unknown axis \"" + name + "\" (one of " +
-                                    envelope_axis_names() + ")");
-      axes.push_back(*axis);
-    }
-    std::vector<LockUnderTest> locks = built_ins_and_libraries(options->libraries);
-    if (!options->locks.empty()) {
-      std::vector<LockUnderTest> chosen;
-      for (const auto& name : options->locks) {
-        const LockUnderTest* lock = find_lock(locks, name);
-        if (!lock) {
-          suite::check_algorithm_ids({name});  // throws, naming the known ids
-          throw std::invalid_argument("--algorithm: \"" + name + "\" is not among the locks");
-        }
-        chosen.push_back(*lock);
-      }
-      locks = std::move(chosen);
-    }
+    const std::vector<EnvelopeAxis> axes = axes_named(options->axes);
+    const std::vector<LockUnderTest> locks =
+        chosen_locks(built_ins_and_libraries(options->libraries), options->locks);
     const Servers servers = checked_servers("");
 
     suite::EnvelopeOptions envelope_options{.locks = locks,

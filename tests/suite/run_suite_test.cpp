@@ -612,8 +612,8 @@ TEST_F(RunSuite, TheComparisonPageOpensWithAGridOfSquares) {
           "in pause-long: overrun, stopped by fencing. Expected violated: because "
           "pause-long</p>"))
       << dom;
-  for (const auto& state : reports::cell_states())
-    EXPECT_TRUE(has(std::string(state.legend))) << "the legend names " << state.name;
+  for (const auto& state : reports::kCellStates)
+    EXPECT_TRUE(has(std::string(state.meaning))) << "the legend names " << state.name;
 }
 
 // The safety envelopes on the comparison page, as a person reads them in
