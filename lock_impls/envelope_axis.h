@@ -10,9 +10,11 @@
 //   lease (kEnvelopePartitionWork on the partition axis), checks its lease
 //   by its own clock, writes and releases; each client runs one operation.
 //   The fault is one of the axes below, applied at its size x.
-//   A size breaks the lock when the two clients held it at once
-//   (mutual-exclusion); whether the protected data suffered too (a stale
-//   write, a lost update) is recorded beside it.
+//   Each axis has two bounds: where the two clients first held the lock at
+//   once (mutual-exclusion), which is what a design predicts, and where the
+//   protected store was first harmed (it accepted a stale write or lost an
+//   update), which is where the lock breaks for its user; fencing, or c1's
+//   own check of its lease, can put the second beyond the first.
 #pragma once
 
 #include <optional>
@@ -67,9 +69,9 @@ std::string envelope_axis_names();
 // What a design predicts on one axis of the story above.
 struct EnvelopePrediction {
   EnvelopeAxis axis;
-  // The smallest harmful size that breaks it, in the axis's unit: 0 when the
-  // story breaks it without any fault; nullopt when nothing in the axis's
-  // range does.
+  // The smallest size at which the holds overlap, in the axis's unit: 0 when
+  // the story overlaps them without any fault; nullopt when nothing in the
+  // axis's range does.
   std::optional<double> bound;
   std::string why;  // one sentence from the design
 };

@@ -446,22 +446,38 @@ std::string bound_text(const json& value) {
   return text;
 }
 
+// One bound of an envelope cell ({outcome, median, min, max}), `bold` for the headline.
+std::string bound_words(const json& bound, bool bold) {
+  const std::string outcome = text_at(bound, "outcome");
+  if (outcome == search_outcome_name(SearchOutcome::kBreaks))
+    return (bold ? "**" : "") + bound_text(bound["median"]) + (bold ? "** (" : " (") +
+           bound_text(bound["min"]) + "–" + bound_text(bound["max"]) + ")";
+  const std::string said = outcome == search_outcome_name(SearchOutcome::kNeverBreaks) ? "never"
+                           : outcome == search_outcome_name(SearchOutcome::kBreaksWithoutFault)
+                               ? "0 (without the fault)"
+                               : outcome;
+  return said;
+}
+
 std::string envelope_cell(const json& cell) {
   const std::string outcome = text_at(cell, "outcome");
   std::string out;
-  if (outcome == search_outcome_name(SearchOutcome::kBreaks))
-    out = "**" + bound_text(cell["median"]) + "** (" + bound_text(cell["min"]) + "–" +
-          bound_text(cell["max"]) + ")";
-  else if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks))
-    out = "never";
-  else if (outcome == search_outcome_name(SearchOutcome::kBreaksWithoutFault))
-    out = "0 (without the fault)";
-  else if (outcome == search_outcome_name(SearchOutcome::kNotApplicable))
-    return "n/a";
-  else
+  const json harm = cell.value("harm", json());
+  if (outcome == search_outcome_name(SearchOutcome::kNotApplicable)) return "n/a";
+  if (outcome != search_outcome_name(SearchOutcome::kBreaks) &&
+      outcome != search_outcome_name(SearchOutcome::kNeverBreaks) &&
+      outcome != search_outcome_name(SearchOutcome::kBreaksWithoutFault))
     out =
         outcome + (cell.value("error", json()).is_string() ? ": " + cell["error"].get<std::string>()
                                                            : std::string());
+  else if (envelope_harm_is_overlap(cell))
+    out = bound_words(cell, true);
+  else
+    out = "harm " +
+          (text_at(harm, "outcome") == search_outcome_name(SearchOutcome::kNeverBreaks)
+               ? std::string("**never**")
+               : bound_words(harm, true)) +
+          ", overlap " + bound_words(cell, false);
   const json prediction = cell.value("prediction", json());
   if (prediction.is_object()) {
     const json bound = prediction.value("bound", json());
@@ -500,14 +516,19 @@ std::string envelope_header(const json& envelope) {
       "(lock_impls/envelope_axis.h): c1 takes the lock (lease " +
       settings.value("lease_ms", json(0)).dump() +
       " ms), c2 waits for it; c1 works for half the lease (1.5 leases on the partition axis), "
-      "checks its lease, writes and lets go. A size breaks a lock when the two clients held it "
-      "at once. Sizes are in leases, clock rates as rates (below 1: slower). Each bound is the "
+      "checks its lease, writes and lets go. A size breaks a lock when the store is harmed: it "
+      "accepted a lost update or a stale write. Where the two clients first held the lock at "
+      "once can come sooner (the store's fencing rejected the late write, or c1's own check "
+      "stopped it): a cell then gives both, \"harm …, overlap …\"; one bound means the store "
+      "was harmed where the holds first overlapped. Sizes are in leases, clock rates as rates "
+      "(below 1: slower). Each bound is the "
       "median of " +
       settings.value("repeats", json(0)).dump() +
       " searches with fresh seeds, their least and largest in brackets; near the boundary a "
       "size counts as breaking when the majority of " +
       settings.value("confirm_runs", json(0)).dump() +
-      " runs break. The prediction is the bound the lock's design implies (the algorithm's "
+      " runs break. The prediction is where the lock's design lets the holds overlap (the "
+      "algorithm's "
       "header says why; a library is held to the built-in it stands in for, its own retry "
       "interval allowed for); ⚠ marks a "
       "measurement farther from it than the waiting client's retry interval and the search's "

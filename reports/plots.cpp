@@ -283,6 +283,31 @@ struct EnvelopeScale {
   }
 };
 
+// Where the store was first harmed, when not where the holds first
+// overlapped: a square at the harm bound, and `said` prefixed with it.
+std::string envelope_harm(const json& cell, const EnvelopeScale& scale, double y,
+                          std::string& said) {
+  if (envelope_harm_is_overlap(cell)) return "";
+  const json harm = cell["harm"];
+  const std::string lock = cell.value("lock", std::string("?"));
+  const auto median = number_in(harm.value("median", json()));
+  const std::string outcome = harm.value("outcome", std::string());
+  if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks)) {
+    said = "no harm; overlap " + said;
+    return "";
+  }
+  if (outcome != search_outcome_name(SearchOutcome::kBreaks) || !median) {
+    said = "harm " + outcome + "; overlap " + said;
+    return "";
+  }
+  char bound[32];
+  std::snprintf(bound, sizeof bound, "%.2f", *median);
+  said = std::string("harm at ") + bound + "; overlap " + said;
+  return "<rect class=\"harmed\" x=\"" + num(scale.x(*median) - 4.5) + "\" y=\"" + num(y - 4.5) +
+         "\" width=\"9\" height=\"9\"><title>" +
+         escape(lock + " harmed the store from " + tick(*median) + scale.unit) + "</title></rect>";
+}
+
 // What one lock's cell measured, drawn at height `y`; sets `said` to it in words.
 std::string envelope_measurement(const json& cell, const EnvelopeScale& scale, double y,
                                  std::string& said) {
@@ -320,8 +345,9 @@ std::string envelope_measurement(const json& cell, const EnvelopeScale& scale, d
     if (cell.value("error", json()).is_string())
       svg += "<title>" + escape(said + ": " + cell["error"].get<std::string>()) + "</title>";
     if (cell.value("gap", json()).is_string()) said += ", explained †";
+    return svg;
   }
-  return svg;
+  return svg + envelope_harm(cell, scale, y, said);
 }
 
 // One lock's row of an axis's chart at height `y`: its name, what it

@@ -327,8 +327,10 @@ std::string envelope_charts(const fs::path& suite_dir) {
       "much of each fault every lock survives in one story (c1 holds the lock, c2 waits for it; "
       "lock_impls/envelope_axis.h): green, the sizes it was measured safe at; red, where two "
       "clients held it at once (the median of the repeats, a whisker from their least to their "
-      "largest); the hollow diamond, the bound its design predicts (at the right end: predicted "
-      "never to break).</p>";
+      "largest); a dark square, where the store was first harmed when that came later (fencing "
+      "rejected the late write, or c1's own check stopped it; the row's words say \"no harm\" "
+      "when it never was); the hollow diamond, the bound its design predicts for the overlap "
+      "(at the right end: predicted never to break).</p>";
   const std::string link = url_path(fs::relative(file, suite_dir).generic_string());
   try {
     const nlohmann::json envelope = read_json_file(file);

@@ -549,4 +549,12 @@ int exit_status(const ScenarioResults& results) {
   return status;
 }
 
+bool envelope_harm_is_overlap(const nlohmann::json& cell) {
+  const nlohmann::json harm = cell.value("harm", nlohmann::json());
+  if (!harm.is_object()) return true;
+  for (const char* key : {"outcome", "median", "min", "max"})
+    if (harm.value(key, nlohmann::json()) != cell.value(key, nlohmann::json())) return false;
+  return true;
+}
+
 }  // namespace locklab

@@ -250,4 +250,9 @@ std::string summary_line(const RunResult& run);
 // outcome), else 0 (met, safer-than and not-applicable runs pass).
 int exit_status(const ScenarioResults& results);
 
+// Whether a cell of an envelope.json (harness/suite/envelope.h) was harmed
+// where its holds first overlapped: its "harm" bound equals its own; true
+// for a cell from before harm was searched (it has none).
+bool envelope_harm_is_overlap(const nlohmann::json& cell);
+
 }  // namespace locklab

@@ -138,22 +138,31 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
 
 namespace {
 
-// One repeat of the search; appends its probes to `search`.
+// One repeat of the search, for an overlap or for harm; appends its probes
+// to `search`.
 class Repeat {
  public:
   Repeat(const EnvelopeSearchSpec& spec, const PlayEnvelope& play, EnvelopeSearch& search,
-         int repeat, int& run_counter)
+         int repeat, int& run_counter, bool harm)
       : spec_(spec),
         axis_(spec.axis),
         play_(play),
         search_(search),
         repeat_(repeat),
-        runs_(run_counter) {}
+        runs_(run_counter),
+        harm_(harm) {}
 
   // The kinds found at `size` where it broke; empty when it did not.
   std::vector<std::string> kinds_at(double size) const {
     auto it = kinds_at_.find(size);
     return it == kinds_at_.end() ? std::vector<std::string>{} : it->second;
+  }
+
+  // Whether the last probe of `size` harmed the store by the k-of-n rule
+  // (by the majority of its runs).
+  bool harmed_at(double size) const {
+    auto it = harmed_at_.find(size);
+    return it != harmed_at_.end() && it->second;
   }
 
   EnvelopeRepeat run(double start) {
@@ -176,16 +185,16 @@ class Repeat {
   }
 
  private:
-  // Whether `size` breaks the lock: by k of n runs `near` the boundary, by
-  // one run elsewhere. nullopt when a run could not tell, which stops the
-  // search.
+  // Whether `size` breaks the lock (an overlap, or harm): by k of n runs
+  // `near` the boundary, by one run elsewhere. nullopt when a run could not
+  // tell, which stops the search.
   std::optional<bool> probe(double size, bool near) {
     Majority vote(near ? spec_.confirm_runs : 1);
-    EnvelopeProbe probe{.size = size, .repeat = repeat_};
+    EnvelopeProbe probe{.size = size, .repeat = repeat_, .harm = harm_};
     std::set<std::string> kinds;
     while (vote.open()) {
       EnvelopeRun run = play_(size, ++runs_);
-      vote.add(run.broken);
+      vote.add(harm_ ? run.harmed : run.broken);
       probe.runs = vote.runs();
       probe.runs_detail.push_back(run.detail);
       if (!run.not_applicable.empty() || !run.not_exercised.empty() || !run.error.empty()) {
@@ -199,11 +208,13 @@ class Repeat {
         search_.probes.push_back(std::move(probe));
         return std::nullopt;
       }
-      probe.broken = vote.broken();
-      if (run.broken) kinds.insert(run.kinds.begin(), run.kinds.end());
+      probe.broken += run.broken;
+      probe.harmed += run.harmed;
+      if (harm_ ? run.harmed : run.broken) kinds.insert(run.kinds.begin(), run.kinds.end());
     }
     probe.breaks = vote.breaks();
     if (probe.breaks) kinds_at_[size] = {kinds.begin(), kinds.end()};
+    harmed_at_[size] = 2 * probe.harmed > probe.runs;
     search_.probes.push_back(std::move(probe));
     return search_.probes.back().breaks;
   }
@@ -214,9 +225,82 @@ class Repeat {
   EnvelopeSearch& search_;
   int repeat_;
   int& runs_;
+  bool harm_;
   SearchOutcome stop_ = SearchOutcome::kError;
   std::map<double, std::vector<std::string>> kinds_at_;  // by size, where it broke
+  std::map<double, bool> harmed_at_;                     // by size, its last probe's majority
 };
+
+bool stopped(SearchOutcome outcome) {
+  return outcome == SearchOutcome::kError || outcome == SearchOutcome::kNotApplicable ||
+         outcome == SearchOutcome::kNotExercised;
+}
+
+// One repeat's bounds: where the holds first overlapped, then where the
+// store was first harmed (envelope.h: the same bound when the runs that
+// decided the overlap harmed it too, else a search for harm from there).
+EnvelopeRepeat repeat_both(const EnvelopeSearchSpec& spec, const PlayEnvelope& play,
+                           EnvelopeSearch& search, int r, int& runs, std::set<std::string>& kinds) {
+  // Later repeats start where the first found the bound: their runs go to
+  // the boundary, not to the way there.
+  double start = spec.start.value_or(spec.axis.harsh);
+  if (r > 1 && search.repeats.front().breaking) start = *search.repeats.front().breaking;
+  Repeat overlap(spec, play, search, r, runs, false);
+  EnvelopeRepeat answer = overlap.run(start);
+  if (answer.breaking)
+    for (const auto& kind : overlap.kinds_at(*answer.breaking)) kinds.insert(kind);
+  if (stopped(answer.outcome)) {
+    answer.harm_outcome = answer.outcome;
+    return answer;
+  }
+  if (answer.outcome == SearchOutcome::kNeverBreaks ||
+      (answer.breaking && overlap.harmed_at(*answer.breaking))) {
+    answer.harm_outcome = answer.outcome;
+    answer.harm_breaking = answer.breaking;
+    answer.harm_last_safe = answer.last_safe;
+    return answer;
+  }
+  double harm_start = *answer.breaking;
+  if (r > 1 && search.repeats.front().harm_breaking)
+    harm_start = std::max(harm_start, *search.repeats.front().harm_breaking);
+  Repeat harm(spec, play, search, r, runs, true);
+  const EnvelopeRepeat harmed = harm.run(harm_start);
+  answer.harm_outcome = harmed.outcome;
+  answer.harm_breaking = harmed.breaking;
+  answer.harm_last_safe = harmed.last_safe;
+  // A search for harm that stopped (a run failed) stops the whole search.
+  if (stopped(harmed.outcome)) answer.outcome = harmed.outcome;
+  return answer;
+}
+
+// The repeats' answer: never when most never broke, without the fault when
+// most broke there, else the median of their bounds (a repeat that never
+// broke standing for the harsh end) with the least and largest.
+void summarize(const EnvelopeAxisInfo& axis,
+               const std::vector<std::pair<SearchOutcome, std::optional<double>>>& repeats,
+               SearchOutcome& outcome, std::optional<double>& median, std::optional<double>& min,
+               std::optional<double>& max) {
+  std::vector<double> bounds;
+  int never = 0, without_fault = 0;
+  for (const auto& [repeat_outcome, breaking] : repeats) {
+    if (repeat_outcome == SearchOutcome::kNeverBreaks) ++never;
+    if (repeat_outcome == SearchOutcome::kBreaksWithoutFault) ++without_fault;
+    if (breaking) bounds.push_back(*breaking);
+  }
+  const int count = int(repeats.size());
+  if (never * 2 > count) {
+    outcome = SearchOutcome::kNeverBreaks;
+    return;
+  }
+  outcome = without_fault * 2 > count ? SearchOutcome::kBreaksWithoutFault : SearchOutcome::kBreaks;
+  for (int i = 0; i < never; ++i) bounds.push_back(axis.harsh);
+  std::sort(bounds.begin(), bounds.end());
+  if (bounds.empty()) return;
+  median = bounds[bounds.size() / 2];
+  if (bounds.size() % 2 == 0) median = on_grid(axis, (bounds[bounds.size() / 2 - 1] + *median) / 2);
+  min = bounds.front();
+  max = bounds.back();
+}
 
 }  // namespace
 
@@ -227,7 +311,11 @@ EnvelopeSearch search_envelope(const EnvelopeSearchSpec& spec, const PlayEnvelop
   {
     // The baseline: the story as told with no fault at all.
     EnvelopeRun run = play(spec.axis.gentle, ++runs);
-    EnvelopeProbe probe{.size = spec.axis.gentle, .repeat = 0, .runs = 1, .broken = run.broken};
+    EnvelopeProbe probe{.size = spec.axis.gentle,
+                        .repeat = 0,
+                        .runs = 1,
+                        .broken = run.broken,
+                        .harmed = run.harmed};
     probe.breaks = run.broken;
     probe.runs_detail.push_back(run.detail);
     search.probes.push_back(std::move(probe));
@@ -247,58 +335,29 @@ EnvelopeSearch search_envelope(const EnvelopeSearchSpec& spec, const PlayEnvelop
                      " time(s), but the story needs c1 and then c2 to hold it";
     }
     if (stop) {
-      search.outcome = *stop;
+      search.outcome = search.harm_outcome = *stop;
       search.runs = runs;
       return search;
     }
   }
   for (int r = 1; r <= std::max(1, spec.repeats); ++r) {
-    // Later repeats start where the first found the bound: their runs go to
-    // the boundary, not to the way there.
-    double start = spec.start.value_or(spec.axis.harsh);
-    if (r > 1 && search.repeats.front().breaking) start = *search.repeats.front().breaking;
-    Repeat repeat(spec, play, search, r, runs);
-    EnvelopeRepeat answer = repeat.run(start);
-    search.repeats.push_back(answer);
-    if (answer.breaking)
-      for (const auto& kind : repeat.kinds_at(*answer.breaking)) kinds.insert(kind);
-    if (answer.outcome == SearchOutcome::kError ||
-        answer.outcome == SearchOutcome::kNotApplicable ||
-        answer.outcome == SearchOutcome::kNotExercised) {
-      search.outcome = answer.outcome;
+    search.repeats.push_back(repeat_both(spec, play, search, r, runs, kinds));
+    if (stopped(search.repeats.back().outcome)) {
+      search.outcome = search.harm_outcome = search.repeats.back().outcome;
       search.runs = runs;
       return search;
     }
   }
   search.runs = runs;
   search.kinds_at_break.assign(kinds.begin(), kinds.end());
-  std::vector<double> bounds;
-  int never = 0, without_fault = 0;
+  std::vector<std::pair<SearchOutcome, std::optional<double>>> overlaps, harms;
   for (const auto& repeat : search.repeats) {
-    if (repeat.outcome == SearchOutcome::kNeverBreaks) ++never;
-    if (repeat.outcome == SearchOutcome::kBreaksWithoutFault) ++without_fault;
-    if (repeat.breaking) bounds.push_back(*repeat.breaking);
+    overlaps.emplace_back(repeat.outcome, repeat.breaking);
+    harms.emplace_back(repeat.harm_outcome, repeat.harm_breaking);
   }
-  const int count = int(search.repeats.size());
-  if (never * 2 > count) {
-    search.outcome = SearchOutcome::kNeverBreaks;
-    return search;
-  }
-  if (without_fault * 2 > count)
-    search.outcome = SearchOutcome::kBreaksWithoutFault;
-  else
-    search.outcome = SearchOutcome::kBreaks;
-  std::sort(bounds.begin(), bounds.end());
-  // A repeat that never broke stands for the harsh end in the median.
-  for (int i = 0; i < never; ++i) bounds.push_back(spec.axis.harsh);
-  std::sort(bounds.begin(), bounds.end());
-  if (!bounds.empty()) {
-    search.median = bounds[bounds.size() / 2];
-    if (bounds.size() % 2 == 0)
-      search.median = on_grid(spec.axis, (bounds[bounds.size() / 2 - 1] + *search.median) / 2);
-    search.min = bounds.front();
-    search.max = bounds.back();
-  }
+  summarize(spec.axis, overlaps, search.outcome, search.median, search.min, search.max);
+  summarize(spec.axis, harms, search.harm_outcome, search.harm_median, search.harm_min,
+            search.harm_max);
   return search;
 }
 
@@ -385,12 +444,15 @@ EnvelopeRun play(const CellRunner& run_cell, const LockUnderTest& lock,
   }
   out.kinds = found_kinds(run);
   if (run.stats) out.holds = int(run.stats->acquires_ok);
-  out.broken = out.error.empty() && out.not_applicable.empty() && out.not_exercised.empty() &&
-               std::count(out.kinds.begin(), out.kinds.end(),
-                          locklab::name(ViolationKind::MutualExclusion)) > 0;
+  const bool measured =
+      out.error.empty() && out.not_applicable.empty() && out.not_exercised.empty();
+  out.broken = measured && std::count(out.kinds.begin(), out.kinds.end(),
+                                      locklab::name(ViolationKind::MutualExclusion)) > 0;
+  out.harmed = measured && run.check && run.check->harmful();
   const std::string history = run.history.empty() ? lock.name + "/history.jsonl" : run.history;
   out.detail = {{"seed", seed},
                 {"broken", out.broken},
+                {"harmed", out.harmed},
                 {"kinds", out.kinds},
                 {"history", fs::relative(run_dir / history, out_dir).string()},
                 {"error", !out.error.empty()           ? json(out.error)
@@ -419,6 +481,11 @@ json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
                {"median", optional_number(search.median)},
                {"min", optional_number(search.min)},
                {"max", optional_number(search.max)},
+               {"harm",
+                {{"outcome", search_outcome_name(search.harm_outcome)},
+                 {"median", optional_number(search.harm_median)},
+                 {"min", optional_number(search.harm_min)},
+                 {"max", optional_number(search.harm_max)}}},
                {"kinds_at_break", search.kinds_at_break},
                {"runs", search.runs},
                {"seconds", std::round(seconds * 10) / 10},
@@ -427,7 +494,10 @@ json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
   for (const auto& r : search.repeats)
     repeats.push_back({{"outcome", search_outcome_name(r.outcome)},
                        {"breaking", optional_number(r.breaking)},
-                       {"last_safe", optional_number(r.last_safe)}});
+                       {"last_safe", optional_number(r.last_safe)},
+                       {"harm_outcome", search_outcome_name(r.harm_outcome)},
+                       {"harm_breaking", optional_number(r.harm_breaking)},
+                       {"harm_last_safe", optional_number(r.harm_last_safe)}});
   cell["repeats"] = repeats;
   const EnvelopePrediction* prediction = find_prediction(predictions, axis.axis);
   const double tolerance =
@@ -450,8 +520,10 @@ json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
   for (const auto& p : search.probes)
     probes.push_back({{"size", p.size},
                       {"repeat", p.repeat},
+                      {"search", p.harm ? "harm" : "overlap"},
                       {"runs", p.runs},
                       {"broken", p.broken},
+                      {"harmed", p.harmed},
                       {"breaks", p.breaks},
                       {"details", p.runs_detail}});
   cell["probes"] = probes;
@@ -460,16 +532,23 @@ json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
 
 std::string describe(const json& cell, const EnvelopeAxisInfo& axis) {
   const std::string outcome = cell.value("outcome", "");
+  if (outcome != search_outcome_name(SearchOutcome::kBreaks) &&
+      outcome != search_outcome_name(SearchOutcome::kNeverBreaks) &&
+      outcome != search_outcome_name(SearchOutcome::kBreaksWithoutFault))
+    return outcome + ": " + cell.value("error", json("")).dump();
   auto text = [&](const json& v) { return v.is_number() ? size_text(axis, v.get<double>()) : "?"; };
   const std::string unit = axis.unit == EnvelopeUnit::Lease ? " leases" : "×";
-  if (outcome == search_outcome_name(SearchOutcome::kBreaks))
-    return "breaks at " + text(cell["median"]) + unit + " (" + text(cell["min"]) + ".." +
-           text(cell["max"]) + ")";
-  if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks))
-    return "never breaks up to " + size_text(axis, axis.harsh) + unit;
-  if (outcome == search_outcome_name(SearchOutcome::kBreaksWithoutFault))
-    return "breaks without the fault";
-  return outcome + ": " + cell.value("error", json("")).dump();
+  auto bound = [&](const json& b) -> std::string {
+    const std::string said = b.value("outcome", "");
+    if (said == search_outcome_name(SearchOutcome::kBreaks))
+      return "at " + text(b["median"]) + unit + " (" + text(b["min"]) + ".." + text(b["max"]) + ")";
+    if (said == search_outcome_name(SearchOutcome::kNeverBreaks))
+      return "never up to " + size_text(axis, axis.harsh) + unit;
+    if (said == search_outcome_name(SearchOutcome::kBreaksWithoutFault)) return "without the fault";
+    return said;
+  };
+  if (envelope_harm_is_overlap(cell)) return "breaks " + bound(cell) + " (overlap and harm)";
+  return "harms " + bound(cell["harm"]) + "; overlaps " + bound(cell);
 }
 
 // The document's "axes": each axis searched, with its scale and fault.

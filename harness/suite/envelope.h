@@ -15,6 +15,18 @@
 // starting where the first one found the bound; the bound is the median of
 // the repeats, with their minimum and maximum as its spread.
 //
+// Two bounds are found per repeat: where the holds first overlap (what a
+// design predicts, and what the search above finds) and where the protected
+// store is first harmed (it accepted a lost update or a stale write). Harm
+// needs an overlap, so the harm bound is never gentler: when the runs that
+// decided the overlap bound harmed the store too (by the same k-of-n rule),
+// it is the same bound; otherwise a second search, for harm, starts there
+// and goes harsher (fencing, or a client whose own check stopped its late
+// write, may keep the store whole at any size). Harm need not grow with the
+// size as overlaps do: a fenced store is harmed only while the late write
+// lands before the new holder's first one. The harm bound is the least
+// harmful size the search found.
+//
 // Output layout (OUT = EnvelopeOptions::out_dir):
 //   OUT/envelope.json                                    the searches and their answers
 //   OUT/<lock>/<axis>/<size>/run-<k>/<lock>/history.jsonl  every probed run
@@ -43,7 +55,8 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size);
 
 // What one run at one size measured.
 struct EnvelopeRun {
-  bool broken = false;             // mutual-exclusion was found
+  bool broken = false;             // mutual-exclusion was found: the holds overlapped
+  bool harmed = false;             // the store accepted a lost update or a stale write
   std::vector<std::string> kinds;  // every violation kind found
   std::string error;               // why the run failed
   std::string not_exercised;       // why the run did not play the story (a fault never fired)
@@ -57,20 +70,25 @@ using PlayEnvelope = std::function<EnvelopeRun(double size, int run)>;
 
 struct EnvelopeProbe {
   double size = 0;
-  int repeat = 0;  // 1-based; 0 for the baseline
-  int runs = 0, broken = 0;
-  bool breaks = false;  // by the k-of-n rule (one run away from the boundary)
+  int repeat = 0;     // 1-based; 0 for the baseline
+  bool harm = false;  // a probe of the search for harm (else for an overlap)
+  int runs = 0, broken = 0, harmed = 0;
+  bool breaks = false;  // by the k-of-n rule (one run away from the boundary), as `harm` says
   nlohmann::json runs_detail = nlohmann::json::array();
 };
 
 struct EnvelopeRepeat {
-  SearchOutcome outcome = SearchOutcome::kError;
+  SearchOutcome outcome = SearchOutcome::kError;  // where the holds first overlapped
   std::optional<double> breaking, last_safe;
+  SearchOutcome harm_outcome = SearchOutcome::kError;  // where the store was first harmed
+  std::optional<double> harm_breaking, harm_last_safe;
 };
 
 struct EnvelopeSearch {
   SearchOutcome outcome = SearchOutcome::kError;
-  std::optional<double> median, min, max;  // of the repeats' breaking sizes
+  std::optional<double> median, min, max;  // of the repeats' breaking sizes (overlap)
+  SearchOutcome harm_outcome = SearchOutcome::kError;
+  std::optional<double> harm_median, harm_min, harm_max;  // of their harm bounds
   std::vector<EnvelopeRepeat> repeats;
   std::vector<EnvelopeProbe> probes;  // in the order they were made
   std::vector<std::string> kinds_at_break;
@@ -135,12 +153,15 @@ struct EnvelopeOptions {
 // --reuse only), axes [{axis, unit, gentle, harsh, precision, tolerance,
 // fault}], locks [{name, family, like, version, adapter}], cells [{lock,
 // axis, seed_base, carried_from (a carried search only), outcome, median,
-// min, max, repeats [{outcome, breaking, last_safe}],
+// min, max (where the holds first overlapped), harm {outcome, median, min,
+// max} (where the store was first harmed), repeats [{outcome, breaking,
+// last_safe, harm_outcome, harm_breaking, harm_last_safe}],
 // kinds_at_break, prediction {bound, why, from} | null, tolerance, agrees
 // (true, false, null without a prediction), gap (why a disagreement or a
 // story not told is what it is, from libraries.json, or null), runs,
 // seconds, error, probes
-// [{size, repeat, runs, broken, breaks, details}]}], totals {cells, agree,
+// [{size, repeat, search ("overlap" or "harm"), runs, broken, harmed, breaks,
+// details}]}], totals {cells, agree,
 // disagree, explained, unpredicted, not_applicable, not_exercised, errors},
 // exit_status (2 some search failed, 1 some measurement disagrees with its
 // prediction or some search could not play its story, and nobody has

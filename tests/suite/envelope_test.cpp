@@ -78,13 +78,20 @@ TEST(EnvelopeScenario, ValidAtEverySizeWithTheFaultOnlyAwayFromTheGentleEnd) {
             std::llround(kEnvelopePartitionWork * kEnvelopeLeaseMs));
 }
 
-// A fake lock that breaks from `threshold` on (toward the harsh end).
-PlayEnvelope threshold_play(const EnvelopeAxisInfo& axis, double threshold, int* runs = nullptr) {
+// A fake lock whose holds overlap from `threshold` on (toward the harsh
+// end), and whose store is harmed from `harm_threshold` on (by default where
+// they overlap: nothing stops the late write).
+PlayEnvelope threshold_play(const EnvelopeAxisInfo& axis, double threshold, int* runs = nullptr,
+                            std::optional<double> harm_threshold = std::nullopt) {
+  const double harm = harm_threshold.value_or(threshold);
   return [=](double size, int) {
     if (runs) ++*runs;
+    auto from = [&](double t) { return axis.harsh > axis.gentle ? size >= t : size <= t; };
     EnvelopeRun run;
-    run.broken = axis.harsh > axis.gentle ? size >= threshold : size <= threshold;
+    run.broken = from(threshold);
+    run.harmed = run.broken && from(harm);
     if (run.broken) run.kinds = {"mutual-exclusion"};
+    if (run.harmed) run.kinds.push_back("stale-write");
     return run;
   };
 }
@@ -102,7 +109,61 @@ RC_GTEST_PROP(EnvelopeSearch, FindsAThresholdWithinThePrecisionFromAnyStart, ())
   RC_ASSERT(s.outcome == SearchOutcome::kBreaks);
   RC_ASSERT(s.median.has_value());
   RC_ASSERT(std::abs(*s.median - threshold) <= axis.precision + 0.003);
-  RC_ASSERT(s.kinds_at_break == std::vector<std::string>{"mutual-exclusion"});
+  RC_ASSERT(s.kinds_at_break == (std::vector<std::string>{"mutual-exclusion", "stale-write"}));
+  RC_ASSERT(s.harm_outcome == SearchOutcome::kBreaks);
+  RC_ASSERT(s.harm_median == s.median);
+}
+
+// Where the store is harmed later than the holds overlap (fencing, a
+// client's own check), both bounds are found, each within the precision.
+RC_GTEST_PROP(EnvelopeSearch, FindsTheHarmBoundBeyondTheOverlap, ()) {
+  const auto& axes = envelope_axes();
+  const EnvelopeAxisInfo& axis = axes[*rc::gen::inRange<size_t>(0, axes.size())];
+  const double span = axis.harsh - axis.gentle;  // negative on the slow-clock axis
+  const double threshold = axis.gentle + span * (0.05 + 0.4 * *rc::gen::inRange(0, 1000) / 1000.0);
+  const double harm = threshold + span * (0.1 + 0.4 * *rc::gen::inRange(0, 1000) / 1000.0);
+  EnvelopeSearch s =
+      search_envelope({.axis = axis, .repeats = 2}, threshold_play(axis, threshold, nullptr, harm));
+  RC_ASSERT(s.outcome == SearchOutcome::kBreaks);
+  RC_ASSERT(std::abs(*s.median - threshold) <= axis.precision + 0.003);
+  RC_ASSERT(s.harm_outcome == SearchOutcome::kBreaks);
+  RC_ASSERT(s.harm_median.has_value());
+  RC_ASSERT(std::abs(*s.harm_median - harm) <= axis.precision + 0.003);
+}
+
+// Harm needs an overlap: where the runs that decided the overlap bound
+// harmed the store, no run is spent on a search for harm.
+TEST(EnvelopeSearch, HarmWhereTheHoldsOverlapCostsNoRuns) {
+  const EnvelopeAxisInfo& pause = info(EnvelopeAxis::Pause);
+  EnvelopeSearch s =
+      search_envelope({.axis = pause, .start = 0.5, .repeats = 3}, threshold_play(pause, 0.5));
+  ASSERT_EQ(s.outcome, SearchOutcome::kBreaks);
+  EXPECT_EQ(s.harm_outcome, SearchOutcome::kBreaks);
+  EXPECT_EQ(s.harm_median, s.median);
+  EXPECT_EQ(s.harm_min, s.min);
+  EXPECT_EQ(s.harm_max, s.max);
+  EXPECT_TRUE(std::none_of(s.probes.begin(), s.probes.end(),
+                           [](const EnvelopeProbe& p) { return p.harm; }));
+}
+
+// A store whose fencing rejects every late write is never harmed, though
+// the holds overlap; a lock that never overlaps is never searched for harm.
+TEST(EnvelopeSearch, FencingThatRejectsEveryLateWriteIsNeverHarmed) {
+  const EnvelopeAxisInfo& pause = info(EnvelopeAxis::Pause);
+  EnvelopeSearch fenced = search_envelope({.axis = pause, .start = 0.5, .repeats = 3},
+                                          threshold_play(pause, 0.5, nullptr, 99));
+  EXPECT_EQ(fenced.outcome, SearchOutcome::kBreaks);
+  EXPECT_NEAR(*fenced.median, 0.5, pause.precision + 1e-9);
+  EXPECT_EQ(fenced.harm_outcome, SearchOutcome::kNeverBreaks);
+  EXPECT_FALSE(fenced.harm_median.has_value());
+  EXPECT_TRUE(std::any_of(fenced.probes.begin(), fenced.probes.end(), [&](const EnvelopeProbe& p) {
+    return p.harm && p.size == pause.harsh && p.broken == p.runs && p.harmed == 0;
+  })) << "the search for harm went to the harsh end, where the holds overlapped";
+  int runs = 0;
+  EnvelopeSearch never =
+      search_envelope({.axis = pause, .repeats = 3}, threshold_play(pause, 99, &runs, 99));
+  EXPECT_EQ(never.harm_outcome, SearchOutcome::kNeverBreaks);
+  EXPECT_EQ(runs, 4);
 }
 
 TEST(EnvelopeSearch, NeverBreaksAndBreaksWithoutTheFault) {
@@ -243,7 +304,8 @@ TEST(RunEnvelope, WritesTheDocumentWithPredictionsAndDisagreements) {
   EXPECT_NEAR(set_nx_px["median"].get<double>(), 0.52, 0.021);
   EXPECT_EQ(set_nx_px["prediction"]["bound"], 0.5);
   EXPECT_EQ(set_nx_px["agrees"], true);
-  EXPECT_EQ(set_nx_px["kinds_at_break"], json({"mutual-exclusion"}));
+  EXPECT_EQ(set_nx_px["kinds_at_break"], json({"mutual-exclusion", "stale-write"}));
+  EXPECT_EQ(set_nx_px["harm"]["median"], set_nx_px["median"]) << "harmed where they overlapped";
   const json& redlock = envelope["cells"][1];
   EXPECT_NEAR(redlock["median"].get<double>(), 0.8, 0.021);
   EXPECT_EQ(redlock["agrees"], false);
@@ -394,6 +456,37 @@ TEST(RunEnvelope, AnExplainedGapIsNoFailure) {
                                       [](const std::string&) { return 0.9; }))["exit_status"],
             1)
       << "the same gap unexplained";
+}
+
+// A lock whose store fencing keeps whole: the envelope says it is never
+// harmed and where its holds overlapped, in the document, the terminal's
+// lines and the Markdown table; its agreement is the overlap's.
+TEST(RunEnvelope, AFencedStoreIsNeverHarmedAndTheOverlapIsStillReported) {
+  TempDir out("envelope-fenced");
+  EnvelopeOptions options;
+  options.locks = {LockUnderTest::built_in("fenced")};
+  options.axes = {EnvelopeAxis::Pause};
+  options.repeats = 1;
+  options.out_dir = out.path();
+  std::ostringstream progress;
+  options.progress = &progress;
+  const json envelope = run_envelope(
+      options, suite_test::fake_envelope_runner([](const std::string&) { return 0.52; },
+                                                [](const std::string&) { return 99.0; }));
+  const json& cell = envelope["cells"][0];
+  EXPECT_EQ(cell["outcome"], "breaks");
+  EXPECT_NEAR(cell["median"].get<double>(), 0.52, 0.021);
+  EXPECT_EQ(cell["harm"]["outcome"], "never-breaks");
+  EXPECT_EQ(cell["harm"]["median"], json());
+  EXPECT_EQ(cell["agrees"], true) << "the prediction is of the overlap";
+  EXPECT_NE(envelope_table(envelope).find("fenced pause: harms never up to 3.000 leases; overlaps "
+                                          "at 0.5"),
+            std::string::npos)
+      << envelope_table(envelope);
+  const std::string md = reports::envelope_markdown(nlohmann::ordered_json(envelope));
+  EXPECT_NE(md.find("| `fenced` | harm **never**, overlap 0.52 (0.52–0.52); predicted 0.50 |"),
+            std::string::npos)
+      << md;
 }
 
 TEST(RunEnvelope, TheMarkdownTableSaysBoundSpreadPredictionAndWhy) {

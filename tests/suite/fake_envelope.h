@@ -35,16 +35,22 @@ inline double fault_size(const Scenario& s) {
   return ms / double(kEnvelopeLeaseMs);
 }
 
-// Breaks `lock` from fault_size() >= threshold(lock) on; thread-safe.
-inline CellRunner fake_envelope_runner(std::function<double(const std::string&)> threshold) {
+// Breaks `lock` from fault_size() >= threshold(lock) on (an overlap), and
+// harms its store (a stale write) from harm_threshold(lock) on, which is the
+// same threshold unless given; thread-safe.
+inline CellRunner fake_envelope_runner(
+    std::function<double(const std::string&)> threshold,
+    std::function<double(const std::string&)> harm_threshold = nullptr) {
   auto mutex = std::make_shared<std::mutex>();
+  if (!harm_threshold) harm_threshold = threshold;
   return
       [=](const Scenario& s, const std::string& lock, uint64_t seed, const std::filesystem::path&) {
         std::lock_guard guard(*mutex);
         const bool broken = fault_size(s) >= threshold(lock);
-        nlohmann::json violations =
-            broken ? nlohmann::json::array({{{"kind", "mutual-exclusion"}, {"explanation", "x"}}})
-                   : nlohmann::json::array();
+        const bool harmed = broken && fault_size(s) >= harm_threshold(lock);
+        nlohmann::json violations = nlohmann::json::array();
+        if (broken) violations.push_back({{"kind", "mutual-exclusion"}, {"explanation", "x"}});
+        if (harmed) violations.push_back({{"kind", "stale-write"}, {"explanation", "y"}});
         return RunResult::from_json(
             {{"algorithm", lock},
              {"verdict", broken ? "violated" : "safe"},
