@@ -292,17 +292,26 @@ std::string envelope_harm(const json& cell, const EnvelopeScale& scale, double y
   const std::string lock = cell.value("lock", std::string("?"));
   const auto median = number_in(harm.value("median", json()));
   const std::string outcome = harm.value("outcome", std::string());
+  // The overlap in a few words (the row has room for about forty characters);
+  // harm comes after an overlap, so the overlap is a bound or the baseline.
+  const auto overlap_at = number_in(cell.value("median", json()));
+  char overlap_text[48];
+  std::snprintf(overlap_text, sizeof overlap_text, "overlap at %.2f",
+                cell.value("outcome", std::string()) == search_outcome_name(SearchOutcome::kBreaks)
+                    ? overlap_at.value_or(0)
+                    : 0.0);
+  const std::string overlap = overlap_text;
   if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks)) {
-    said = "no harm; overlap " + said;
+    said = "no harm, " + overlap;
     return "";
   }
   if (outcome != search_outcome_name(SearchOutcome::kBreaks) || !median) {
-    said = "harm " + outcome + "; overlap " + said;
+    said = "harm " + outcome + ", " + overlap;
     return "";
   }
   char bound[32];
   std::snprintf(bound, sizeof bound, "%.2f", *median);
-  said = std::string("harm at ") + bound + "; overlap " + said;
+  said = std::string("harm at ") + bound + ", " + overlap;
   return "<rect class=\"harmed\" x=\"" + num(scale.x(*median) - 4.5) + "\" y=\"" + num(y - 4.5) +
          "\" width=\"9\" height=\"9\"><title>" +
          escape(lock + " harmed the store from " + tick(*median) + scale.unit) + "</title></rect>";
