@@ -260,9 +260,15 @@ EnvelopeRepeat repeat_both(const EnvelopeSearchSpec& spec, const PlayEnvelope& p
     answer.harm_last_safe = answer.last_safe;
     return answer;
   }
+  // Later repeats start where the first found harm, as for the overlap: at
+  // its bound, or at the harsh end when it found none (one run says never).
   double harm_start = *answer.breaking;
   if (r > 1 && search.repeats.front().harm_breaking)
-    harm_start = std::max(harm_start, *search.repeats.front().harm_breaking);
+    harm_start = spec.axis.harsh > spec.axis.gentle
+                     ? std::max(harm_start, *search.repeats.front().harm_breaking)
+                     : std::min(harm_start, *search.repeats.front().harm_breaking);
+  if (r > 1 && search.repeats.front().harm_outcome == SearchOutcome::kNeverBreaks)
+    harm_start = spec.axis.harsh;
   Repeat harm(spec, play, search, r, runs, true);
   const EnvelopeRepeat harmed = harm.run(harm_start);
   answer.harm_outcome = harmed.outcome;

@@ -159,6 +159,11 @@ TEST(EnvelopeSearch, FencingThatRejectsEveryLateWriteIsNeverHarmed) {
   EXPECT_TRUE(std::any_of(fenced.probes.begin(), fenced.probes.end(), [&](const EnvelopeProbe& p) {
     return p.harm && p.size == pause.harsh && p.broken == p.runs && p.harmed == 0;
   })) << "the search for harm went to the harsh end, where the holds overlapped";
+  for (int r = 2; r <= 3; ++r)
+    EXPECT_EQ(std::count_if(fenced.probes.begin(), fenced.probes.end(),
+                            [&](const EnvelopeProbe& p) { return p.harm && p.repeat == r; }),
+              1)
+        << "repeat " << r << " starts where the first found no harm: the harsh end, one probe";
   int runs = 0;
   EnvelopeSearch never =
       search_envelope({.axis = pause, .repeats = 3}, threshold_play(pause, 99, &runs, 99));
