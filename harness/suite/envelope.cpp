@@ -262,7 +262,7 @@ EnvelopeRepeat repeat_both(const EnvelopeSearchSpec& spec, const PlayEnvelope& p
   }
   // Later repeats start where the first found harm, as for the overlap: at
   // its bound, or at the harsh end when it found none (one run says never).
-  double harm_start = *answer.breaking;
+  double harm_start = answer.breaking.value_or(spec.axis.gentle);
   if (r > 1 && search.repeats.front().harm_breaking)
     harm_start = spec.axis.harsh > spec.axis.gentle
                      ? std::max(harm_start, *search.repeats.front().harm_breaking)
