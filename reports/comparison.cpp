@@ -452,11 +452,10 @@ std::string bound_words(const json& bound, bool bold) {
   if (outcome == search_outcome_name(SearchOutcome::kBreaks))
     return (bold ? "**" : "") + bound_text(bound["median"]) + (bold ? "** (" : " (") +
            bound_text(bound["min"]) + "–" + bound_text(bound["max"]) + ")";
-  const std::string said = outcome == search_outcome_name(SearchOutcome::kNeverBreaks) ? "never"
-                           : outcome == search_outcome_name(SearchOutcome::kBreaksWithoutFault)
-                               ? "0 (without the fault)"
-                               : outcome;
-  return said;
+  if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks)) return "never";
+  if (outcome == search_outcome_name(SearchOutcome::kBreaksWithoutFault))
+    return "0 (without the fault)";
+  return outcome;
 }
 
 std::string envelope_cell(const json& cell) {
