@@ -88,7 +88,8 @@
 //   - A's lease starts at the start of the attempt that won it (acquire ok
 //     value.attempt_ns), else at its acquire invoke, and lasts the shorter of
 //     the invoke's ttl_ms and the ok's validity_ms (lease_source "validity"
-//     when the lock reported one, "ttl" when it hid its lease). A re-entrant
+//     when the lock reported one, "ttl" when it hid its lease, which the
+//     explanation of a broken lease or an overrun then says). A re-entrant
 //     acquire ok, an extend ok and a watchdog's `renewed` ok move its end to
 //     their start (a renewal's sent_ns) plus their ttl (when later); a
 //     renewal may also have moved it as far as its record's time plus its
@@ -115,7 +116,10 @@
 //   - late writes: A's writes invoked after B's acquire ok, counted by what
 //     the store did: accepted, rejected by fencing. An overlap with late
 //     writes all rejected is "stopped by fencing".
-//   Lease bounds are taken as they stood at B's acquire ok.
+//   Lease bounds are taken as they stood at B's acquire ok, but for a
+//   renewal recorded later that was sent before it (its answer came after
+//   B's grant, so Redis may have applied it before): an overrun it may have
+//   covered is unclassified instead.
 //
 // Harm: what the protected store accepted that it should not have (lost
 //   updates, stale writes) beside what fencing rejected; a run is harmful

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <list>
+#include <string_view>
 #include <unordered_map>
 
 #include "engine.h"
@@ -69,6 +70,7 @@ class MutualExclusion final : public Kind {
     if (step.lock == kNoLock) return;
     if (step.op == Op::Write && step.type != history::Type::Invoke) wrote(step);
     if (step.op == Op::Release) released(step);
+    if (step.op == Op::Renewed && step.type != history::Type::Fail) renewal_sent_earlier(step);
   }
 
   void on_hold_start(const Hold& hold) override {
@@ -117,6 +119,7 @@ class MutualExclusion final : public Kind {
     int64_t accepted = 0, rejected = 0;  // the holder's writes completed before them
     bool write_in_flight = false;        // one more, invoked before them, was still in flight
     std::vector<Listed> listed;
+    int64_t last_grant_ok_ns = 0;  // the latest later holder's acquire ok among them
   };
   struct Open {
     ProcessId process;
@@ -184,6 +187,7 @@ class MutualExclusion final : public Kind {
     context_.reporter.add(classes_[size_t(cls)], later.lock);
     Group& group = group_for(earlier, cls, a.acts);
     ++group.count;
+    group.last_grant_ok_ns = later.start.time_ns;
     if (!list) return;
     Violation v;
     v.kind = kKind;
@@ -237,11 +241,11 @@ class MutualExclusion final : public Kind {
       o.explanation = label(OverlapClass::BrokenLease) + q + " was granted the lock at least " +
                       ms_text(*o.inside_lease_ms) +
                       leases_text(*o.inside_lease_ms, a.lease.length_ns) + " before " + p +
-                      "'s lease ended at " + ms_text(ms_of(a.lease.lo));
+                      "'s lease ended at " + ms_text(ms_of(a.lease.lo)) + lease_from_ttl(a);
     } else if (a.lease.bounded_above() && b.grant_from.time_ns >= a.lease.upper()) {
       o.overlap_class = name(OverlapClass::Overrun);
       o.explanation = label(OverlapClass::Overrun) + q + " was granted the lock after " + p +
-                      "'s lease ended at " + ms_text(ms_of(a.lease.upper()));
+                      "'s lease ended at " + ms_text(ms_of(a.lease.upper())) + lease_from_ttl(a);
     } else {
       o.overlap_class = name(OverlapClass::Unclassified);
       o.explanation = !a.lease.bounded_above()
@@ -254,6 +258,44 @@ class MutualExclusion final : public Kind {
                                 "'s lease ended in between (" + ms_text(ms_of(a.lease.lo)) + ")";
     }
     return o;
+  }
+
+  // A lock that tells its holder no deadline of its own (no validity_ms) is
+  // judged by the ttl_ms it was asked for; the reader is told so.
+  static std::string lease_from_ttl(const Holder& a) {
+    return std::string_view(a.lease.source) == "ttl"
+               ? " (its ttl_ms: the lock reported no validity of its own)"
+               : "";
+  }
+
+  // A renewal of a holder's lease is recorded when its answer came, but Redis
+  // may have applied it as early as its sending (sent_ns): one sent before a
+  // later holder's acquire answered may have carried the lease past that
+  // grant, which its overrun did not count on (answered after the grant, it
+  // ends after it too). Such overruns become unclassified (a group whose
+  // grants straddle the sending, whole).
+  void renewal_sent_earlier(const Step& step) {
+    PerLock& lock = per_lock(step.lock);
+    if (lock.by_process.size() <= size_t(step.process)) return;
+    auto open = lock.by_process[size_t(step.process)];
+    if (open == lock.open.end()) return;
+    const int64_t sent = step.event.sent_ns.value_or(step.ref.time_ns);
+    for (Group& group : open->groups) {
+      if (group.overlap_class != OverlapClass::Overrun || sent >= group.last_grant_ok_ns) continue;
+      group.overlap_class = OverlapClass::Unclassified;
+      context_.reporter.add(classes_[size_t(OverlapClass::Overrun)], step.lock, -group.count);
+      context_.reporter.add(classes_[size_t(OverlapClass::Unclassified)], step.lock, group.count);
+      for (const Listed& listed : group.listed) {
+        Overlap& o = *context_.reporter.amend(listed.index).overlap;
+        const auto& v = context_.reporter.amend(listed.index);
+        o.overlap_class = name(OverlapClass::Unclassified);
+        o.explanation = label(OverlapClass::Unclassified) + "a renewal of " + v.processes[0] +
+                        "'s lease sent at " + ms_text(ms_of(sent)) + ", before " + v.processes[1] +
+                        "'s acquire answered at " + ms_text(ms_of(v.times_ns[1])) +
+                        ", was answered only at " + ms_text(ms_of(step.ref.time_ns)) +
+                        ", so it may have carried the lease past that grant";
+      }
+    }
   }
 
   // The earlier hold ended: the late writes and acts of its overlaps are known.

@@ -49,6 +49,9 @@ TEST(OverlapClass, AGrantInsideTheEarlierLeaseIsABrokenLease) {
   const Overlap& o = only_overlap(results);
   EXPECT_EQ(o.overlap_class, "broken-lease");
   EXPECT_EQ(o.lease_source, "ttl");
+  EXPECT_NE(o.explanation.find("(its ttl_ms: the lock reported no validity of its own)"),
+            std::string::npos)
+      << o.explanation;
   EXPECT_DOUBLE_EQ(o.lease_ms, 1000);
   ASSERT_TRUE(o.inside_lease_ms);
   EXPECT_DOUBLE_EQ(*o.inside_lease_ms, 800);
@@ -96,6 +99,7 @@ TEST(OverlapClass, TheShorterOfTtlAndValidityIsTheLease) {
   release_at(late, "c1", 800);
   const Overlap& overrun = only_overlap(check(late.events()));
   EXPECT_EQ(overrun.overlap_class, "overrun");
+  EXPECT_EQ(overrun.explanation.find("its ttl_ms"), std::string::npos) << overrun.explanation;
   ASSERT_TRUE(overrun.past_lease_ms);
   EXPECT_DOUBLE_EQ(*overrun.past_lease_ms, 200);  // c1's release at 800, its lease ended at 600
 }
@@ -256,6 +260,44 @@ TEST(OverlapClass, RenewalsCountOnlyWhenRecorded) {
   const Overlap& broken = only_overlap(check(inside.events()));
   EXPECT_EQ(broken.overlap_class, "broken-lease");
   EXPECT_DOUBLE_EQ(*broken.inside_lease_ms, 400);
+}
+
+// A renewal is recorded when its answer came, but may have been applied as
+// early as it was sent: one sent before a later grant and answered after it
+// may have carried the lease past that grant, so no overrun is proven.
+TEST(OverlapClass, ARenewalInFlightAtTheGrantProvesNoOverrun) {
+  auto history = [](int64_t renewal_sent_ms, const char* renewal_type) {
+    HistoryBuilder h;
+    acquire_at(h, "c1", 0, 1, json{{"renews", true}, {"renewals_recorded", true}});
+    acquire_at(h, "c2", 1100, 1200, json{{"attempt_ns", 1150 * kMs}});  // after c1's 1000 ms lease
+    h.at(1500 * kMs);
+    const json renewal{{"ttl_ms", 1000}, {"sent_ns", renewal_sent_ms * kMs}};
+    if (std::string(renewal_type) == "ok") h.ok("c1", "renewed", "L", renewal);
+    if (std::string(renewal_type) == "info") h.info("c1", "renewed", "L", renewal);
+    if (std::string(renewal_type) == "fail") h.fail("c1", "renewed", "L", renewal);
+    release_at(h, "c1", 1600);
+    release_at(h, "c2", 1700);
+    return check(h.events());
+  };
+  for (const char* type : {"ok", "info"}) {
+    const auto results = history(900, type);
+    const Overlap& o = only_overlap(results);
+    EXPECT_EQ(o.overlap_class, "unclassified") << type;
+    EXPECT_NE(o.explanation.find("a renewal of c1's lease sent at 900.0 ms, before c2's acquire "
+                                 "answered at 1200.0 ms, was answered only at 1500.0 ms"),
+              std::string::npos)
+        << o.explanation;
+    EXPECT_FALSE(o.past_lease_ms);
+    EXPECT_EQ(results.harm.overlaps.at("overrun"), 0);
+    EXPECT_EQ(results.harm.overlaps.at("unclassified"), 1);
+  }
+  // Refused, or sent after the grant was answered: the overrun stands.
+  for (const auto& [sent_ms, type] : {std::pair{900, "fail"}, std::pair{1300, "ok"}}) {
+    const auto results = history(sent_ms, type);
+    EXPECT_EQ(only_overlap(results).overlap_class, "overrun") << sent_ms << " " << type;
+    EXPECT_EQ(results.harm.overlaps.at("overrun"), 1);
+    EXPECT_EQ(results.harm.overlaps.at("unclassified"), 0);
+  }
 }
 
 TEST(OverlapClass, EveryPairIsCountedByClassBeyondTheListingCap) {
