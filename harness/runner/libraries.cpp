@@ -45,12 +45,14 @@ std::vector<LockUnderTest> load_libraries(const std::filesystem::path& file) {
       }
     }
     const std::string not_applicable = entry.text("envelope_not_applicable").value_or("");
+    const std::string unclassified = entry.text("unclassified_overlaps").value_or("");
     entry.done();
     try {
       LockUnderTest lock = LockUnderTest::from_adapter({.command = adapter, .cwd = dir}, like);
       lock.retry_ms = retry_ms;
       lock.envelope_gaps = std::move(gaps);
       lock.envelope_not_applicable = not_applicable;
+      lock.unclassified_overlaps = unclassified;
       return lock;
     } catch (const std::exception& e) {
       throw LibrariesError(file.string() + ": " + entry.path("adapter") + ": " + e.what());

@@ -53,6 +53,11 @@ struct LockUnderTest {
   // Why the safety envelope's story cannot be told to a library at all
   // (libraries.json "envelope_not_applicable"); empty: it can.
   std::string envelope_not_applicable;
+  // Why some of a library's overlaps stay unclassified however its adapter
+  // reports (libraries.json "unclassified_overlaps"): what of its lease or
+  // its winning try the library keeps to itself. Empty: every overlap a
+  // pause makes is told as the overrun it is.
+  std::string unclassified_overlaps;
 
   // The built-in algorithm `id`. Throws std::invalid_argument naming the known ids.
   static LockUnderTest built_in(std::string_view id);

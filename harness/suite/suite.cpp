@@ -177,6 +177,24 @@ class Execution {
   Progress progress_;
 };
 
+// The compared locks, in column order: those with cells.
+json locks_compared(const std::vector<LockUnderTest>& all, const std::vector<Cell>& cells) {
+  json locks = json::array();
+  for (const LockUnderTest& lock : all) {
+    if (std::none_of(cells.begin(), cells.end(),
+                     [&](const Cell& cell) { return cell.algorithm == lock.name; }))
+      continue;
+    json entry = {{"name", lock.name}, {"family", lock.family}};
+    if (lock.like) entry["like"] = *lock.like;
+    if (lock.adapter) entry["adapter"] = lock.adapter->command;
+    if (!lock.version.empty()) entry["version"] = lock.version;
+    if (!lock.unclassified_overlaps.empty())
+      entry["unclassified_overlaps"] = lock.unclassified_overlaps;
+    locks.push_back(std::move(entry));
+  }
+  return locks;
+}
+
 }  // namespace
 
 json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& options,
@@ -226,18 +244,7 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
     summaries.push_back(std::move(cell));
   }
 
-  // The compared locks, in column order: those with cells.
-  json locks = json::array();
-  for (const LockUnderTest& lock : options.locks) {
-    if (std::none_of(cells.begin(), cells.end(),
-                     [&](const Cell& cell) { return cell.algorithm == lock.name; }))
-      continue;
-    json entry = {{"name", lock.name}, {"family", lock.family}};
-    if (lock.like) entry["like"] = *lock.like;
-    if (lock.adapter) entry["adapter"] = lock.adapter->command;
-    if (!lock.version.empty()) entry["version"] = lock.version;
-    locks.push_back(std::move(entry));
-  }
+  const json locks = locks_compared(options.locks, cells);
   const SuiteTotals totals = suite_totals(summaries);
   const int status = suite_exit_status(totals);
   json cell_entries = json::array();

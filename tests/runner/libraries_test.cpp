@@ -40,9 +40,10 @@ class LibrariesFile : public ::testing::Test {
 TEST_F(LibrariesFile, EachLibraryIsAskedHelloInTheFilesDirectory) {
   // A relative command finds the adapter beside the file, wherever the lab runs.
   std::filesystem::copy_file(kAdapters + "/exits_after_hello.sh", dir_.path() / "mine.sh");
-  const auto locks =
-      load_libraries(write(R"({"libraries": [{"adapter": "sh mine.sh", "like": "redlock"}]})"));
+  const auto locks = load_libraries(write(R"({"libraries": [{"adapter": "sh mine.sh",
+      "like": "redlock", "unclassified_overlaps": "it keeps its winning try to itself"}]})"));
   ASSERT_EQ(locks.size(), 1u);
+  EXPECT_EQ(locks[0].unclassified_overlaps, "it keeps its winning try to itself");
   EXPECT_EQ(locks[0].name, "exits-after-hello");
   EXPECT_EQ(locks[0].family, "library");
   EXPECT_EQ(locks[0].like, "redlock");
@@ -73,6 +74,9 @@ TEST_F(LibrariesFile, BadFilesAreOneLineNamingTheEntry) {
             std::string::npos)
       << twice;
   EXPECT_EQ(error_of("{}"), file + ": field 'libraries' must list at least one library");
+  EXPECT_NE(error_of(R"({"libraries": [{"adapter": "sh x.sh", "unclassified_overlaps": 3}]})")
+                .find("'libraries[0].unclassified_overlaps'"),
+            std::string::npos);
 }
 
 TEST_F(LibrariesFile, AStoryNamingALibraryNotInTheFileIsAnError) {
