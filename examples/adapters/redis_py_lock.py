@@ -15,6 +15,7 @@ redis.lock.Lock works on one Redis server: this adapter uses the first one.
 """
 import os
 import sys
+import time
 
 import redis
 from redis.exceptions import ConnectionError, LockNotOwnedError, RedisError, TimeoutError
@@ -37,9 +38,27 @@ def outcome_of(error):
     return {"ok": False, "error": str(error)}
 
 
+class TimedLock(Lock):
+    """redis-py's Lock, noting when it sent the try that took the lock: a
+    waiting acquire() calls do_acquire() (one SET NX PX) every RETRY_SLEEP
+    until it answers True. The lab only sees when acquire started and
+    returned; attempt_ns tells it when the winning SET was sent (read just
+    before it, never after; time.monotonic_ns() is the lab's clock, and
+    protocol.py's hello carries "monotonic_ns" so that the lab can use it)."""
+
+    attempt_ns = None
+
+    def do_acquire(self, token):
+        sent = time.monotonic_ns()
+        if not super().do_acquire(token):
+            return False
+        self.attempt_ns = sent
+        return True
+
+
 def lock_for(client, request, **options):
     """A redis-py Lock on request["lock"]."""
-    return Lock(client, request["lock"], sleep=RETRY_SLEEP, thread_local=False, **options)
+    return TimedLock(client, request["lock"], sleep=RETRY_SLEEP, thread_local=False, **options)
 
 
 def held_lock(client, request, **options):
@@ -58,7 +77,7 @@ def acquire(client, request):
     # redis-py gives its user no deadline beyond the TTL it set, so the holder
     # may act for ttl_ms from the start of acquire: the lab's default when the
     # response has no "validity_ms".
-    return {"ok": True, "owner": lock.local.token.decode()}
+    return {"ok": True, "owner": lock.local.token.decode(), "attempt_ns": lock.attempt_ns}
 
 
 def release(client, request):

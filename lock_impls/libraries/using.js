@@ -11,7 +11,9 @@
 // library tells its routine when an extension fails (node-redlock #253,
 // #309). release ends the routine; using()'s `finally` then clears the
 // extension timer, waits for an extension in flight and releases the lock,
-// and the adapter reports what that release did.
+// and the adapter reports what that release did. Each extension using()
+// sends in the background is reported as a renewal (redlock5.js, wrapping
+// the library's attempts), so the lab knows where each lease ends.
 //
 // Its log lines (stderr) carry the wall-clock time, to set beside the
 // history's client_time_ns.
@@ -26,11 +28,12 @@
 //     start: (request, routine) => promise, // calls redlock.using(...) with a
 //                                           // routine that calls routine(signal, lock value)
 //     acquireFailed: (error, records) => response,
+//     attemptNs: (owner) => ns | undefined, // the acquire's attempt_ns, as in the plain mode
 //     releaseFailed: (error, records) => response,
 //     releaseOther: (request) => response,  // release of an owner not held here (plain mode's)
 //   }) → { acquire, release, extend, held }
 
-function usingHandlers({ tap, round, start, acquireFailed, releaseFailed, releaseOther }) {
+function usingHandlers({ tap, round, start, acquireFailed, attemptNs, releaseFailed, releaseOther }) {
   // Holds running here, by owner (the lock value the library stored):
   // { signal, end, finished }.
   const holds = new Map();
@@ -64,8 +67,11 @@ function usingHandlers({ tap, round, start, acquireFailed, releaseFailed, releas
     }
     if (!hold) return { ok: false, unknown: true, error: 'using() ended before its routine started' };
     holds.set(hold.value, { ...hold, finished });
+    // using() acquires with the library's acquire(): its winning attempt is
+    // dated as in the plain mode.
+    const attempt = attemptNs(hold.value);
     // Extended in the background until release: no deadline of its own.
-    return { ok: true, owner: hold.value, validity_ms: null };
+    return { ok: true, owner: hold.value, validity_ms: null, ...(attempt === undefined ? {} : { attempt_ns: attempt }) };
   }
 
   async function held(request) {

@@ -3,7 +3,7 @@
 // with its watchdog, on one Redis node (the first --redis endpoint). See
 // README.md.
 const { Redisson } = require('node-redisson');
-const { run, hello, endpointsFrom, versionOf } = require('../protocol');
+const { run, hello, endpointsFrom, versionOf, renewed, monotonicNs } = require('../protocol');
 const { CLIENT_OPTIONS, whenReady, outcomeOf } = require('../clients');
 
 // The installed library's version, for hello.
@@ -35,12 +35,43 @@ function redissonFor(ttl) {
     });
     for (const client of [redisson.redis, redisson.commandExecutor.subscribeRedis])
       client.on('error', (error) => console.error(`redis: ${error.message}`));
+    reportRenewals(redisson.redis);
     redissons.set(ttl, {
       redisson,
       ready: whenReady([redisson.redis, redisson.commandExecutor.subscribeRedis]),
     });
   }
   return redissons.get(ttl);
+}
+
+// The watchdog's renewals. Each one is a call of the command client's
+// rRenewExpiration(lock name, internalLockLeaseTime, "<Redisson id>:<clientId>")
+// (dist/locks/RedissonBaseLock.js line 71), the script that PEXPIREs the key
+// when the owner's field is in it and answers 1, else 0
+// (dist/executor/CommandExecutor.js lines 43-50); ioredis defines it on the
+// client (`scripts` option), so wrapping the client's method sees every
+// renewal, whichever lock object made it. Each is reported (protocol.js
+// `renewed`): sent_ns read before the call sends the script, answered_ns
+// once its reply or error is in. ok: it answered 1; unknown: its reply was
+// lost (a timeout, a connection dropped with it in flight: it may have run);
+// else refused (it answered 0, Redis refused it, or it was never written).
+// The library does nothing else that moves the key's expiry of a hold
+// without re-entry (its re-entrant acquire and nested unlock also PEXPIRE).
+function reportRenewals(client) {
+  const renew = client.rRenewExpiration;
+  client.rRenewExpiration = function (lock, leaseTime, owner, ...rest) {
+    const sentNs = monotonicNs();
+    const promise = renew.call(this, lock, leaseTime, owner, ...rest);
+    const report = (ok, unknown) =>
+      renewed({ lock, owner, ttlMs: Number(leaseTime), sentNs, answeredNs: monotonicNs(), ok, unknown });
+    // Reported before the library sees the answer (attached first); the
+    // library's own await handles the error.
+    promise.then(
+      (reply) => report(Number(reply) === 1, false),
+      (error) => report(false, outcomeOf(error).unknown === true),
+    );
+    return promise;
+  };
 }
 
 // Locks acquired here, by owner: the hash field "<Redisson id>:<clientId>"
@@ -92,14 +123,20 @@ async function extend() {
   return { ok: false, error: 'unsupported: node-redisson has no extend (its watchdog renews the lease)' };
 }
 
-// No "renews"/"held": node-redisson renews in the background but tells its
-// user nothing about it. Its public lock API is tryLock/lock/unlock/
-// forceUnlock/isLocked; isLocked() is an EXISTS on the key (anyone's hold
-// counts), and a failed renewal is only console.error'd (a refused one
-// silently drops the renewal entry from a private static map). See README.md.
+// "renews" (the watchdog) with every renewal reported (above), but `held`
+// cannot be answered: node-redisson tells its user nothing about its
+// renewals. Its public lock API is tryLock/lock/unlock/forceUnlock/isLocked;
+// isLocked() is an EXISTS on the key (anyone's hold counts), and a failed
+// renewal is only console.error'd (a refused one silently drops the renewal
+// entry from a private static map). See README.md.
+async function cannotTell() {
+  return { ok: false, error: 'cannot tell: node-redisson tells its user nothing about its renewals' };
+}
+
 run({
-  hello: hello({ name: 'node-redisson', version: VERSION }),
+  hello: hello({ name: 'node-redisson', version: VERSION, renews: true, renewals: true }),
   acquire,
   release,
   extend,
+  held: cannotTell,
 });

@@ -30,6 +30,9 @@ run(
     }),
     // The scripts' arguments, evalsha or eval: [script, 1, key, value, duration?].
     valueArg: 3,
+    // An attempt's script is one of redlock.scripts ({ value, hash }), its
+    // ARGV [value, duration?] (acquire, extend and release, lines 213, 256, 241).
+    attemptOf: (script, args) => ({ sha: script.hash, value: args[0], ttlMs: args[1] }),
     ownerLock: (redlock, request) => new Lock(redlock, [request.lock], request.owner, [], Infinity),
     extend: (redlock, lock, ttl) => redlock.extend(lock, ttl),
     // using()'s routine gets only the AbortSignal; the lock value comes from

@@ -12,6 +12,7 @@ extension fails. See README.md.
 import asyncio
 import re
 import time
+import uuid
 
 import aioredis
 from aioredlock import Aioredlock, Lock
@@ -58,6 +59,72 @@ def report_renewals(manager):
     manager.extend = renewing
 
 
+class Tries:
+    """The attempts of one acquire, for its attempt_ns. Every attempt of
+    Aioredlock._set_lock sends the same identifier, and a failed attempt
+    leaves the keys it set (only the last failure deletes them, in the
+    background): a majority may hold our value since an earlier attempt
+    (one that set a majority too slowly, "Lock timeout", or whose answers
+    were lost). So the attempt_ns is the start of the attempt during which
+    the nodes that may hold our value first make a majority: each node whose
+    set script answered, or did not answer (anything but the script's
+    refusal, LockAcquiringError). Before that attempt's first command no
+    majority held our value."""
+
+    def __init__(self, nodes):
+        self.quorum = nodes // 2 + 1  # aioredlock.redis.Redis.set_lock: int(n / 2) + 1
+        self.start_ns = None  # when the current attempt began
+        self.may_hold = set()  # indexes of the nodes that may hold our value
+        self.attempt_ns = None
+
+    def node_may_hold(self, index):
+        self.may_hold.add(index)
+        if self.attempt_ns is None and len(self.may_hold) >= self.quorum:
+            self.attempt_ns = self.start_ns
+
+
+TRYING = {}  # lock identifier -> its Tries, while its acquire runs
+
+
+def watch_tries(manager):
+    """Wraps the library's attempt (Redis.set_lock: the set script on every
+    node at once, asyncio.gather) to note when it began, and each node's
+    part (Instance.set_lock) to note what it answered, for the identifier of
+    an acquire in TRYING (the watchdog's and the lab's extends run the same
+    code for identifiers no longer there)."""
+    redis = manager.redis
+    attempt = redis.set_lock
+
+    async def attempting(resource, lock_identifier, lock_timeout=10.0):
+        tries = TRYING.get(lock_identifier)
+        if tries is not None:
+            tries.start_ns = time.monotonic_ns()  # before any node's command
+        return await attempt(resource, lock_identifier, lock_timeout)
+
+    redis.set_lock = attempting
+    for index, instance in enumerate(redis.instances):
+        instance.set_lock = on_node(index, instance.set_lock)
+
+
+def on_node(index, set_lock):
+    async def setting(resource, lock_identifier, lock_timeout, register_scripts=False):
+        tries = TRYING.get(lock_identifier)
+        if tries is None or register_scripts:
+            # Not an acquire's, or the library's own second try after
+            # NOSCRIPT within a call already watched.
+            return await set_lock(resource, lock_identifier, lock_timeout, register_scripts)
+        try:
+            result = await set_lock(resource, lock_identifier, lock_timeout)
+        except LockAcquiringError:
+            raise  # the script's error reply (another's key): nothing set
+        except BaseException:
+            tries.node_may_hold(index)  # no answer: it may have run
+            raise
+        tries.node_may_hold(index)
+        return result
+    return setting
+
+
 class Adapter:
     def __init__(self):
         self.manager = None
@@ -78,6 +145,7 @@ class Adapter:
                     connection["password"] = password
                 connections.append(connection)
             self.manager = Aioredlock(redis_connections=connections)
+            watch_tries(self.manager)
             if WATCHDOG:
                 report_renewals(self.manager)
         return self.manager
@@ -98,18 +166,28 @@ class Adapter:
         # retry_count: one attempt for wait_ms 0, else as many as the
         # library's mean delay (uniform 0.1-0.3 s) fits in wait_ms.
         manager.retry_count = 1 + request["wait_ms"] // 200
-        if WATCHDOG:
-            # The lease is internal_lock_timeout, renewed every 0.6 of it.
-            manager.internal_lock_timeout = ttl
-            lock = await manager.lock(request["lock"], lock_timeout=None)
-        else:
-            lock = await manager.lock(request["lock"], lock_timeout=ttl)
+        # The identifier the library would draw (str(uuid.uuid4())), given
+        # here so that its attempts can be told from the watchdog's.
+        identifier = str(uuid.uuid4())
+        tries = TRYING[identifier] = Tries(len(manager.redis.instances))
+        try:
+            if WATCHDOG:
+                # The lease is internal_lock_timeout, renewed every 0.6 of it.
+                manager.internal_lock_timeout = ttl
+                lock = await manager.lock(request["lock"], lock_timeout=None,
+                                          lock_identifier=identifier)
+            else:
+                lock = await manager.lock(request["lock"], lock_timeout=ttl,
+                                          lock_identifier=identifier)
+        finally:
+            TRYING.pop(identifier, None)
         self.held[lock.id] = lock
         if WATCHDOG:
-            return {"ok": True, "owner": lock.id, "validity_ms": None}
+            return {"ok": True, "owner": lock.id, "validity_ms": None,
+                    "attempt_ns": tries.attempt_ns}
         # aioredlock checked that lease - elapsed - drift was positive and
         # tells its user nothing more (lock.valid): the lab's default.
-        return {"ok": True, "owner": lock.id}
+        return {"ok": True, "owner": lock.id, "attempt_ns": tries.attempt_ns}
 
     def lock_of(self, request):
         lock = self.held.get(request["owner"])

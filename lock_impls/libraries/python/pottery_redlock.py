@@ -8,6 +8,9 @@ compare-and-DEL to release, a majority required for each; one redis.Redis per
     run (in lock_impls/libraries):
         python/.venv/bin/python python/pottery_redlock.py --redis host:port[,...]
 """
+import threading
+import time
+
 import redis
 from pottery import Redlock
 from pottery.exceptions import ExtendUnlockedLock, ReleaseUnlockedLock, TooManyExtensions
@@ -17,7 +20,27 @@ import common
 from common import protocol
 
 ARGS = protocol.arguments(__doc__.splitlines()[0])
-MASTERS = [redis.Redis(host=host, port=port, **protocol.connection_options())
+
+
+class Master(redis.Redis):
+    """A master's client, noting when the first SET of each value was sent.
+    pottery's attempt (Redlock._acquire_masters) draws a new uuid4 and sends
+    SET key <uuid> PX NX to every master from its thread pool; the value
+    tells which attempt a SET belongs to, and the first SET sent with the
+    winning attempt's uuid (lock._uuid once acquire() returned True) is sent
+    no later than any SET that made its majority: the attempt_ns."""
+
+    first_sent = {}  # value -> the earliest send of a SET with it, any master
+    guard = threading.Lock()
+
+    def set(self, name, value, *args, **kwargs):
+        sent = time.monotonic_ns()
+        with Master.guard:
+            Master.first_sent[value] = min(sent, Master.first_sent.get(value, sent))
+        return super().set(name, value, *args, **kwargs)
+
+
+MASTERS = [Master(host=host, port=port, **protocol.connection_options())
            for host, port in protocol.endpoints_of(ARGS.redis)]
 # pottery catches a master's RedisError and only logs it (logger 'pottery',
 # logger.exception): collected here to tell "refused" from "unknown".
@@ -51,6 +74,8 @@ def redlock(request):
 def acquire(request):
     lock = redlock(request)
     LOGGED.take()
+    with Master.guard:
+        Master.first_sent.clear()  # earlier acquires' attempts
     try:
         if request["wait_ms"] <= 0:
             acquired = lock.acquire(blocking=False)
@@ -67,7 +92,9 @@ def acquire(request):
     # pottery checked that validity (auto_release_time - drift - elapsed) was
     # positive and tells its user nothing more: the lab's default (ttl_ms from
     # the start of the acquire).
-    return {"ok": True, "owner": lock._uuid}
+    with Master.guard:
+        attempt_ns = Master.first_sent.get(lock._uuid)
+    return {"ok": True, "owner": lock._uuid, "attempt_ns": attempt_ns}
 
 
 def lock_of(request):

@@ -7,6 +7,8 @@ See README.md.
     run (in lock_impls/libraries):
         python/.venv/bin/python python/sherlock_lock.py --redis host:port[,...]
 """
+import time
+
 import redis
 import sherlock
 from redis.exceptions import RedisError
@@ -22,6 +24,24 @@ sherlock.configure(backend=sherlock.backends.REDIS, client=CLIENT)
 HELD = {}  # owner -> the RedisLock that acquired it (one per acquisition)
 
 
+class RedisLock(sherlock.RedisLock):
+    """sherlock's RedisLock, noting when it sent the try that took the lock.
+    acquire() calls _acquire() once per try, and _acquire() runs the acquire
+    script once (EVALSHA; redis-py's Script sends SCRIPT LOAD and EVALSHA
+    again after NOSCRIPT, later still) and returns True only when the
+    script's SETNX answered 1: the time read before that call is the
+    attempt_ns."""
+
+    attempt_ns = None
+
+    def _acquire(self):
+        sent = time.monotonic_ns()
+        if not super()._acquire():
+            return False
+        self.attempt_ns = sent
+        return True
+
+
 def seconds(ttl_ms):
     """expire in seconds as its users write it: 2 for 2000 ms, 1.5 for 1500
     ms (the docstring says `float expire`)."""
@@ -31,8 +51,8 @@ def seconds(ttl_ms):
 def acquire(request):
     # expire = the lease, timeout = wait_ms, retry_interval: sherlock's
     # default 0.1 s.
-    lock = sherlock.RedisLock(request["lock"], client=CLIENT, expire=seconds(request["ttl_ms"]),
-                              timeout=request["wait_ms"] / 1000.0)
+    lock = RedisLock(request["lock"], client=CLIENT, expire=seconds(request["ttl_ms"]),
+                     timeout=request["wait_ms"] / 1000.0)
     try:
         acquired = lock.acquire(blocking=request["wait_ms"] > 0)
     except sherlock.LockTimeoutException as error:
@@ -48,7 +68,7 @@ def acquire(request):
     HELD[lock._owner] = lock
     # sherlock tells its user nothing beyond the expire it was given: the
     # lab's default (ttl_ms from the start of the acquire).
-    return {"ok": True, "owner": lock._owner}
+    return {"ok": True, "owner": lock._owner, "attempt_ns": lock.attempt_ns}
 
 
 def lock_of(request, ttl_ms=None):

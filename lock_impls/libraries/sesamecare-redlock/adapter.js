@@ -35,6 +35,10 @@ run(
     },
     // The scripts' arguments: [script, 1, key, db, value, duration?].
     valueArg: 4,
+    // An attempt's script is the name of the command the library defined
+    // ('acquireLock', 'extendLock', 'releaseLock'), its ARGV
+    // [db, value, duration?] (build/index.js lines 152, 193, 180).
+    attemptOf: (command, args, clients) => ({ sha: clients[0].scriptsSet[command].sha, value: args[1], ttlMs: args[2] }),
     ownerLock: (redlock, request) => new Lock(redlock, [request.lock], request.owner, [], Infinity, undefined),
     extend: (redlock, lock, ttl) => lock.extend(ttl),
     // using()'s routine gets (signal, context); context.lock.value is the

@@ -1,14 +1,20 @@
 //! The locklab adapter protocol (harness/adapter/PROTOCOL.md) for the Rust
 //! adapters: the `--redis` argument, the credentials of the environment, the
 //! JSON-lines loop (one request per line on stdin, one response per line on
-//! stdout with the request's id, flushed), and the incidents (panics) the
-//! adapter reports. Each adapter only maps hello / connect / acquire /
-//! release / extend / held to its library:
+//! stdout with the request's id, flushed), the incidents (panics) the
+//! adapter reports, and the renewals it saw its library make. Each adapter
+//! only maps hello / connect / acquire / release / extend / held to its
+//! library:
 //!
 //! ```ignore
 //! let endpoints = protocol::endpoints();           // from --redis
 //! protocol::serve(|request| async { ... })         // on a tokio runtime
 //! ```
+//!
+//! Renewals: an adapter that sees every background renewal of its library
+//! says hello with "renewals": true and reports each with `renewed`; `serve`
+//! dates hello with `monotonic_ns` and attaches the renewals not yet
+//! reported to the next response (PROTOCOL.md, "Renewals").
 
 use serde_json::{json, Map, Value};
 use std::future::Future;
@@ -141,6 +147,51 @@ fn take_incidents() -> Vec<Value> {
     incidents().lock().map(|mut i| std::mem::take(&mut i.pending)).unwrap_or_default()
 }
 
+// ---- the clock and the renewals -------------------------------------------
+
+/// This machine's CLOCK_MONOTONIC in ns, the clock the lab dates renewals
+/// and `attempt_ns` by. std's Instant reads the same clock on Linux but
+/// does not show its value; glibc's clock_gettime (which std links anyway)
+/// does, with time_t and the ns field both C longs.
+pub fn monotonic_ns() -> i64 {
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: std::os::raw::c_long,
+        tv_nsec: std::os::raw::c_long,
+    }
+    extern "C" {
+        fn clock_gettime(clock: std::os::raw::c_int, ts: *mut Timespec) -> std::os::raw::c_int;
+    }
+    const CLOCK_MONOTONIC: std::os::raw::c_int = 1; // Linux
+    let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid, writable struct timespec.
+    unsafe { clock_gettime(CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+}
+
+fn renewals() -> &'static Mutex<Vec<Value>> {
+    static RENEWALS: OnceLock<Mutex<Vec<Value>>> = OnceLock::new();
+    RENEWALS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Reports one background renewal of `owner`'s lease on `lock` (the lab's
+/// names) asking for `ttl_ms`: `sent_ns` and `answered_ns` are
+/// `monotonic_ns` readings taken before it was sent and once its answer
+/// came; ok = renewed, unknown = its answer was lost (neither: refused).
+/// From any task or thread; call it in the order they were answered.
+pub fn renewed(lock: &str, owner: &str, ttl_ms: u64, sent_ns: i64, answered_ns: i64, ok: bool, unknown: bool) {
+    if let Ok(mut pending) = renewals().lock() {
+        pending.push(json!({
+            "lock": lock, "owner": owner, "ttl_ms": ttl_ms, "sent_ns": sent_ns,
+            "answered_ns": answered_ns, "ok": ok, "unknown": unknown && !ok,
+        }));
+    }
+}
+
+fn take_renewals() -> Vec<Value> {
+    renewals().lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default()
+}
+
 // ---- the loop ----------------------------------------------------------------
 
 fn write_line(value: &Value) {
@@ -152,8 +203,9 @@ fn write_line(value: &Value) {
 /// Answers each request with `handle(request).await` until stdin closes,
 /// then exits at once. stdin is read on its own thread, so that the
 /// library's tasks run on the runtime while the adapter waits for the next
-/// request. `hello` is answered by `handle` too; `incidents` is answered
-/// here. Every response carries the incidents not yet reported.
+/// request. `hello` is answered by `handle` too, and dated here with
+/// `monotonic_ns`; `incidents` and `renewals` are answered here. Every
+/// response carries the incidents and the renewals not yet reported.
 pub async fn serve<F, Fut>(mut handle: F)
 where
     F: FnMut(Value) -> Fut,
@@ -188,7 +240,7 @@ where
         };
         let id = request.get("id").cloned().unwrap_or(Value::Null);
         let op = request.get("op").and_then(Value::as_str).unwrap_or("").to_string();
-        let mut response = if op == "incidents" {
+        let mut response = if op == "incidents" || op == "renewals" {
             ok(json!({}))
         } else {
             handle(request).await
@@ -197,10 +249,15 @@ where
             if let Ok(mut i) = incidents().lock() {
                 i.since_hello.get_or_insert_with(Instant::now);
             }
+            response.insert("monotonic_ns".into(), json!(monotonic_ns()));
         }
         let left = take_incidents();
         if op == "incidents" || !left.is_empty() {
             response.insert("incidents".into(), Value::Array(left));
+        }
+        let renewed = take_renewals();
+        if op == "renewals" || !renewed.is_empty() {
+            response.insert("renewals".into(), Value::Array(renewed));
         }
         response.insert("id".into(), id);
         write_line(&Value::Object(response));

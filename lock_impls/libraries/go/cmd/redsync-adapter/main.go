@@ -120,18 +120,27 @@ func (a *adapter) acquire(req *protocol.Request) protocol.Response {
 	if err == nil {
 		h := &holding{m: m, lock: req.Lock, ttl: req.TTL()}
 		a.held[m.Value()] = h
+		resp := protocol.Response{"owner": m.Value()}
+		// lockContext returns at the first try that reached a quorum, so the
+		// try under way when it returned won: its first SET NX is the
+		// attempt (recorder.setNX, below).
+		if sent, ok := rec.lastTry(); ok {
+			resp["attempt_ns"] = sent
+		}
 		if a.watchdog {
 			h.stop = make(chan struct{})
 			// The ticker starts before the answer, so that a pause right
 			// after it finds the first Extend already due.
 			go a.keepAlive(h, time.NewTicker(h.ttl/3))
 			// Its user has no deadline: the watchdog extends the lease.
-			return protocol.Ok(protocol.Response{"owner": m.Value(), "validity_ms": nil})
+			resp["validity_ms"] = nil
+			return protocol.Ok(resp)
 		}
 		// Until() = the end of the winning try + expiry - its elapsed time -
 		// drift: what redsync tells its user; the lab counts from the start
 		// of the request.
-		return protocol.Ok(protocol.Response{"owner": m.Value(), "validity_ms": protocol.Ms(m.Until().Sub(start))})
+		resp["validity_ms"] = protocol.Ms(m.Until().Sub(start))
+		return protocol.Ok(resp)
 	}
 	// After a try below quorum (or past its validity) redsync deletes its
 	// value on every node; a key may remain where a SET may have run and no
@@ -274,7 +283,27 @@ func (a *adapter) extend(req *protocol.Request) protocol.Response {
 // The tap: each pool notes what its commands did for the operation that
 // sent them (a recorder carried in the context redsync passes to Pool.Get),
 // so that an acquire, release or extend that failed can tell "definitely
-// not" from "unknown": redsync returns only a count and joined errors.
+// not" from "unknown": redsync returns only a count and joined errors. For
+// an acquire it also dates its tries (the acquire's attempt_ns).
+//
+// How the tries are told apart (mutex.go, lockContext): one value for every
+// try of a LockContext (genValue runs once, before the loop), so the value
+// cannot tell them apart. But each try is one actOnPoolsAsync of SET NX, one
+// goroutine per node, and actOnPoolsAsync waits for every goroutine's reply
+// (failFast is off: this adapter never sets WithFailFast) before lockContext
+// looks at the count. A try that fell short then runs a second
+// actOnPoolsAsync, the compare-and-delete on every node, before the delay
+// and the next try. So every SET NX of one try is called after every
+// compare-and-delete of the try before and before any of its own: a SET NX
+// after a delete begins a new try. A try whose deletes never reached a Conn
+// (Pool.Get failing, which redsync's goredis pool never does) would merge
+// with the next: its first SET NX is earlier, which is safe.
+//
+// Why that try's first SET NX: redsync counts a node for a try only when
+// that try's own SET NX answered OK (acquire: the SetNX reply), and SET NX
+// answers nil where any value is set, ours from an earlier try included. So
+// the quorum that won is made of SET NX commands of the winning try, each
+// run by Redis after it was sent, hence after the first of them was dated.
 
 type recorderKey struct{}
 
@@ -283,6 +312,13 @@ type recorder struct {
 	hold    map[int]bool // node -> our value may be there
 	sent    bool         // some command's reply was lost
 	applied bool         // some command changed a key (set, extended, deleted)
+	// The acquire's tries: when the first SET NX of the latest try was
+	// called (MonotonicNs, before go-redis sends it), and whether a
+	// compare-and-delete came since (the try fell short: the next SET NX
+	// begins another).
+	trySent  int64
+	tried    bool
+	tryEnded bool
 }
 
 func newRecorder() *recorder { return &recorder{hold: map[int]bool{}} }
@@ -318,6 +354,42 @@ func (r *recorder) note(node int, op string, set bool, err error) {
 			r.hold[node] = false
 		}
 	}
+}
+
+// setNX notes a SET NX about to be sent at sent: the first of a new try
+// after a compare-and-delete (or the first of all), else one more of the
+// same try, sent concurrently by its own goroutine: the try's time is the
+// earliest, whichever goroutine gets here first.
+func (r *recorder) setNX(sent int64) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.tried || r.tryEnded {
+		r.trySent, r.tried, r.tryEnded = sent, true, false
+	} else if sent < r.trySent {
+		r.trySent = sent
+	}
+}
+
+// deleting notes a compare-and-delete: the try before it is over.
+func (r *recorder) deleting() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tryEnded = true
+}
+
+// lastTry: when the first SET NX of the latest try was called, if one was.
+// It is no later than any SET NX of that try, so no later than the ones
+// that made its quorum.
+func (r *recorder) lastTry() (int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.trySent, r.tried && !r.tryEnded
 }
 
 func (r *recorder) mayHold() []int {
@@ -369,12 +441,18 @@ type tapConn struct {
 }
 
 func (c *tapConn) SetNX(name string, value string, expiry time.Duration) (bool, error) {
+	// Dated before go-redis writes it (goredis' conn.SetNX is one
+	// client.SetNX).
+	c.rec.setNX(protocol.MonotonicNs())
 	ok, err := c.Conn.SetNX(name, value, expiry)
 	c.rec.note(c.node, "set", ok, err)
 	return ok, err
 }
 
 func (c *tapConn) Eval(script *redsyncredis.Script, keysAndArgs ...any) (any, error) {
+	if strings.Contains(script.Src, `"DEL"`) {
+		c.rec.deleting()
+	}
 	v, err := c.Conn.Eval(script, keysAndArgs...)
 	status, _ := v.(int64)
 	switch {

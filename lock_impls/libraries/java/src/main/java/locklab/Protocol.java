@@ -25,7 +25,9 @@ import java.util.concurrent.TimeoutException;
  * The locklab adapter protocol (harness/adapter/PROTOCOL.md) for the Java
  * adapters: the --redis argument, the JSON-lines loop (one request per line
  * on stdin, one response per line on stdout with the request's id, flushed),
- * the connect op, incidents, and a deadline under the lab's reply timeout.
+ * the connect op, incidents, renewals (reported by an adapter whose library
+ * renews in the background), hello's monotonic_ns, and a deadline under the
+ * lab's reply timeout.
  * Each adapter class only maps hello / connect / acquire / release / extend /
  * held to its library:
  *
@@ -70,6 +72,7 @@ public final class Protocol {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
     private static final List<Map<String, Object>> incidents = new ArrayList<>();
+    private static final List<Map<String, Object>> renewals = new ArrayList<>();
     private static volatile long helloAnsweredNs = System.nanoTime();
 
     private Protocol() {}
@@ -149,6 +152,36 @@ public final class Protocol {
         }
     }
 
+    /**
+     * Reports one background renewal of `owner`'s lease on `lock` (the lab's
+     * name) for `ttlMs` (PROTOCOL.md, "Renewals"): sent and answered at
+     * System.nanoTime() readings, which on Linux are CLOCK_MONOTONIC, the
+     * lab's clock; ok = renewed, unknown = its answer was lost (neither:
+     * refused). From any thread, in the order the answers came; attached to
+     * the next response of any kind.
+     */
+    public static void renewed(String lock, String owner, long ttlMs, long sentNs, long answeredNs, boolean ok, boolean unknown) {
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("lock", lock);
+        entry.put("owner", owner);
+        entry.put("ttl_ms", ttlMs);
+        entry.put("sent_ns", sentNs);
+        entry.put("answered_ns", answeredNs);
+        entry.put("ok", ok);
+        if (unknown && !ok) entry.put("unknown", true);
+        synchronized (renewals) {
+            renewals.add(entry);
+        }
+    }
+
+    private static List<Map<String, Object>> takeRenewals() {
+        synchronized (renewals) {
+            List<Map<String, Object>> taken = new ArrayList<>(renewals);
+            renewals.clear();
+            return taken;
+        }
+    }
+
     private static List<Map<String, Object>> takeIncidents() {
         synchronized (incidents) {
             List<Map<String, Object>> taken = new ArrayList<>(incidents);
@@ -187,6 +220,11 @@ public final class Protocol {
             if (already != null) pending.addAll(0, already);
             response.put("incidents", pending);
         }
+        // Hello's "renewals" is the capability; it is answered before any renewal.
+        if (!response.containsKey("name")) {
+            List<Map<String, Object>> renewed = takeRenewals();
+            if (!renewed.isEmpty() || response.get("renewals") instanceof List) response.put("renewals", renewed);
+        }
         Map<String, Object> line = new LinkedHashMap<>();
         line.put("id", id);
         line.putAll(response);
@@ -220,12 +258,23 @@ public final class Protocol {
                 if (op.equals("hello")) {
                     Map<String, Object> response = adapter.hello();
                     helloAnsweredNs = System.nanoTime();
+                    // This machine's CLOCK_MONOTONIC (HotSpot's System.nanoTime on
+                    // Linux), read while answering: the clock of attempt_ns and of
+                    // renewals' times (PROTOCOL.md, "Renewals").
+                    response.put("monotonic_ns", helloAnsweredNs);
                     respond(id, response);
                     continue;
                 }
                 if (op.equals("incidents")) {
                     Map<String, Object> response = ok();
                     response.put("incidents", takeIncidents());
+                    respond(id, response);
+                    continue;
+                }
+                if (op.equals("renewals")) {
+                    // respond() puts whatever is left in the list, there even when empty.
+                    Map<String, Object> response = ok();
+                    response.put("renewals", List.of());
                     respond(id, response);
                     continue;
                 }

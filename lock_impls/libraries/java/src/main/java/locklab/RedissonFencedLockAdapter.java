@@ -46,16 +46,21 @@ public final class RedissonFencedLockAdapter implements Protocol.Adapter {
     @Override
     public Map<String, Object> acquire(JsonNode request) {
         long threadId = RedissonSupport.newHolderId();
-        RFencedLock lock = client.get().getFencedLock(request.get("lock").asText());
+        String name = request.get("lock").asText();
+        RFencedLock lock = client.get().getFencedLock(name);
         Long token;
-        try {
+        Long attemptNs;
+        // As RLock's tryLock: the script, again after an unlock message or the
+        // holder's PTTL; the wire tells which one took the lock ({-1, token}).
+        try (RedissonWire.Attempts attempts = RedissonSupport.attempts(client.wire(), client.get(), name, threadId)) {
             token = ((RedissonFencedLock) lock).tryLockAndGetTokenAsync(
                     request.get("wait_ms").asLong(), request.get("ttl_ms").asLong(), TimeUnit.MILLISECONDS, threadId).get();
+            attemptNs = token == null ? null : attempts.winningSentNs();
         } catch (Exception e) {
             return RedissonSupport.outcome(e);
         }
         if (token == null) return Protocol.fail("held by another client");
-        Map<String, Object> response = holders.acquired(client.get(), lock, threadId);
+        Map<String, Object> response = holders.acquired(client.get(), lock, threadId, attemptNs);
         response.put("token", token);
         return response;
     }

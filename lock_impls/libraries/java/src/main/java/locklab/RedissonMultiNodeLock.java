@@ -67,6 +67,7 @@ public final class RedissonMultiNodeLock implements Protocol.Adapter {
     private final List<Protocol.Endpoint> endpoints;
     private final boolean redlock;
     private final List<RedissonClient> clients = new ArrayList<>();
+    private final List<RedissonWire> wires = new ArrayList<>();
     private final Map<String, Holder> holders = new ConcurrentHashMap<>();
 
     private record Holder(List<TappedLock> nodes, long threadId) {}
@@ -86,8 +87,11 @@ public final class RedissonMultiNodeLock implements Protocol.Adapter {
     @Override
     public synchronized void connect() {
         while (clients.size() < endpoints.size()) {
-            Protocol.Endpoint endpoint = endpoints.get(clients.size());
-            RedissonSupport.connect(() -> clients.add(RedissonSupport.client(endpoint, 30_000)));
+            int node = clients.size();
+            Protocol.Endpoint endpoint = endpoints.get(node);
+            RedissonWire wire = new RedissonWire(node);
+            RedissonSupport.connect(() -> clients.add(RedissonSupport.client(endpoint, 30_000, wire)));
+            wires.add(wire);
         }
     }
 
@@ -99,10 +103,18 @@ public final class RedissonMultiNodeLock implements Protocol.Adapter {
         RLock[] array = nodes.toArray(new RLock[0]);
         RedissonMultiLock lock = redlock ? new RedissonRedLock(array) : new RedissonMultiLock(array);
         long threadId = RedissonSupport.newHolderId();
+        // Each node's holder field: that node's client id and the thread id.
+        Map<Integer, String> fields = new java.util.HashMap<>();
+        for (int node = 0; node < clients.size(); node++) fields.put(node, RedissonSupport.owner(clients.get(node), threadId));
         boolean acquired;
-        try {
+        Long attemptNs;
+        // The grant is when enough nodes were locked in the attempt that won:
+        // attempt_ns is the send of that attempt's first lock command, no later
+        // than any command of it (RedissonWire.Attempts.firstOfLastAttemptNs).
+        try (RedissonWire.Attempts attempts = new RedissonWire.Attempts(wires, name, fields)) {
             acquired = lock.tryLockAsync(request.get("wait_ms").asLong(), request.get("ttl_ms").asLong(),
                     TimeUnit.MILLISECONDS, threadId).get();
+            attemptNs = acquired ? attempts.firstOfLastAttemptNs() : null;
         } catch (Exception e) {
             return RedissonSupport.outcome(e);
         }
@@ -116,7 +128,7 @@ public final class RedissonMultiNodeLock implements Protocol.Adapter {
         // Every client's id names the same holder on its node; the first one is the owner.
         String owner = RedissonSupport.owner(clients.get(0), threadId);
         holders.put(owner, new Holder(nodes, threadId));
-        return RedissonSupport.acquired(owner);
+        return RedissonSupport.acquired(owner, attemptNs);
     }
 
     /**

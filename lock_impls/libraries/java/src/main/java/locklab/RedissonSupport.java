@@ -34,11 +34,13 @@ final class RedissonSupport {
      * timeout (default 10 s) and no retries (default retryAttempts 4 with a
      * 1-2 s delay), so that a partitioned server gives an outcome within
      * about a second; and lockWatchdogTimeout, the lease of a lock taken
-     * without a lease time, which the watchdog renews every third of.
+     * without a lease time, which the watchdog renews every third of. `wire`
+     * sees what the client sends (RedissonWire).
      */
-    static RedissonClient client(Protocol.Endpoint endpoint, long lockWatchdogTimeoutMs) {
+    static RedissonClient client(Protocol.Endpoint endpoint, long lockWatchdogTimeoutMs, RedissonWire wire) {
         long started = System.nanoTime();
         Config config = new Config();
+        config.setNettyHook(wire);
         config.setLockWatchdogTimeout(lockWatchdogTimeoutMs);
         config.setUsername(Protocol.username());
         config.setPassword(Protocol.password());
@@ -132,11 +134,20 @@ final class RedissonSupport {
         return Protocol.unknown(text);
     }
 
-    /** The answer to an acquire that took the lock as `owner`. */
-    static Map<String, Object> acquired(String owner) {
+    /** The answer to an acquire that took the lock as `owner`; attempt_ns when the winning command is known (else null). */
+    static Map<String, Object> acquired(String owner, Long attemptNs) {
         Map<String, Object> response = Protocol.ok();
         response.put("owner", owner);
+        if (attemptNs != null) response.put("attempt_ns", attemptNs);
         return response;
+    }
+
+    /**
+     * The lock commands of the acquisition `threadId` of `lock` on this one
+     * node, watched on `wire` while tryLock runs (RedissonWire.Attempts).
+     */
+    static RedissonWire.Attempts attempts(RedissonWire wire, RedissonClient client, String lock, long threadId) {
+        return new RedissonWire.Attempts(java.util.List.of(wire), lock, Map.of(wire.node, owner(client, threadId)));
     }
 
     /** The answer to a release or extend of an owner this client never acquired. */
@@ -162,17 +173,22 @@ final class RedissonSupport {
     static final class SingleClient {
         private final Protocol.Endpoint endpoint;
         private volatile RedissonClient client;
+        private final RedissonWire wire = new RedissonWire(0);
 
         SingleClient(java.util.List<Protocol.Endpoint> endpoints) {
             this.endpoint = endpoints.get(0);
         }
 
         synchronized void connect() {
-            if (client == null) RedissonSupport.connect(() -> client = client(endpoint, 30_000));
+            if (client == null) RedissonSupport.connect(() -> client = client(endpoint, 30_000, wire));
         }
 
         RedissonClient get() {
             return client;
+        }
+
+        RedissonWire wire() {
+            return wire;
         }
     }
 
@@ -185,11 +201,11 @@ final class RedissonSupport {
 
         private final Map<String, Holder> byOwner = new ConcurrentHashMap<>();
 
-        /** Notes that holder `threadId` of `client` took `lock`; the acquire's answer. */
-        Map<String, Object> acquired(RedissonClient client, RLock lock, long threadId) {
+        /** Notes that holder `threadId` of `client` took `lock`; the acquire's answer (attempt_ns when known). */
+        Map<String, Object> acquired(RedissonClient client, RLock lock, long threadId, Long attemptNs) {
             String owner = owner(client, threadId);
             byOwner.put(owner, new Holder(lock, threadId));
-            return RedissonSupport.acquired(owner);
+            return RedissonSupport.acquired(owner, attemptNs);
         }
 
         /** The acquisition of the request's owner, or null. */

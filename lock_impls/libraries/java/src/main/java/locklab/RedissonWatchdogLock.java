@@ -15,7 +15,14 @@ import java.util.concurrent.TimeUnit;
  * key gets lockWatchdogTimeout and the watchdog renews it every third of
  * that until unlock. The lease the lab asks for (ttl_ms) is what Redisson
  * calls lockWatchdogTimeout, a setting of the client (Config), so there is
- * one client per ttl_ms; a story asks for one. See README.md.
+ * one client per ttl_ms; a story asks for one.
+ *
+ * The watchdog's renewals are reported, every one (PROTOCOL.md, "Renewals"):
+ * each client's wire (RedissonWire) sees each renewal script the watchdog
+ * sends (org.redisson.renewal.LockTask.buildChunk: one EVAL for all the
+ * client's locks, KEYS = the locks, ARGV = {lockWatchdogTimeout, each
+ * lock's holder field}, "if hexists then pexpire", answered with the keys
+ * it renewed) and its answer. See README.md.
  */
 public final class RedissonWatchdogLock implements Protocol.Adapter {
 
@@ -25,6 +32,7 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
 
     private final Protocol.Endpoint endpoint;
     private final Map<Long, RedissonClient> clients = new HashMap<>();
+    private final Map<RedissonClient, RedissonWire> wires = new HashMap<>();
     private final RedissonSupport.Holders holders = new RedissonSupport.Holders();
 
     RedissonWatchdogLock(List<Protocol.Endpoint> endpoints) {
@@ -35,6 +43,7 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
     public Map<String, Object> hello() {
         Map<String, Object> hello = Protocol.hello("redisson-rlock-watchdog", RedissonSupport.VERSION);
         hello.put("renews", true);
+        hello.put("renewals", true);
         return hello;
     }
 
@@ -45,7 +54,56 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
     }
 
     private synchronized RedissonClient clientFor(long ttlMs) {
-        return clients.computeIfAbsent(ttlMs, ttl -> RedissonSupport.client(endpoint, ttl));
+        RedissonClient client = clients.get(ttlMs);
+        if (client == null) {
+            RedissonWire wire = new RedissonWire(0);
+            wire.watch(RedissonWatchdogLock::renewal);  // before the client exists: no renewal goes unseen
+            client = RedissonSupport.client(endpoint, ttlMs, wire);
+            clients.put(ttlMs, client);
+            wires.put(client, wire);
+        }
+        return client;
+    }
+
+    private synchronized RedissonWire wireOf(RedissonClient client) {
+        return wires.get(client);
+    }
+
+    /**
+     * One renewal the watchdog sent, reported once its answer came, for each
+     * lock it named: renewed when the answer lists the key (the field was
+     * there and PEXPIRE ran), refused when it does not (the field was gone:
+     * nothing changed, and Redisson stops renewing that lock), refused when
+     * Redis answered NOSCRIPT to the EVALSHA (nothing ran; Redisson sends the
+     * EVAL next, a renewal of its own), unknown when no answer came (the 1 s
+     * response timeout, a connection lost after sending; RenewalTask logs it
+     * and renews again a third of a lease later).
+     */
+    private static void renewal(RedissonWire.Script script) {
+        if (!script.renewal() || script.args().size() != script.keys().size() + 1) return;
+        long ttl;
+        try {
+            ttl = Long.parseLong(script.args().get(0));
+        } catch (NumberFormatException e) {
+            return;
+        }
+        script.reply().whenComplete((renewed, error) -> {
+            long answered = System.nanoTime();
+            for (int i = 0; i < script.keys().size(); i++) {
+                String lock = script.keys().get(i);
+                String owner = script.args().get(i + 1);
+                if (error != null) Protocol.renewed(lock, owner, ttl, script.sentNs(), answered, false, !noScript(error));
+                else Protocol.renewed(lock, owner, ttl, script.sentNs(), answered,
+                        renewed instanceof List<?> keys && keys.contains(lock), false);
+            }
+        });
+    }
+
+    /** Redis' NOSCRIPT error reply: the script was not run. */
+    private static boolean noScript(Throwable error) {
+        for (Throwable e = error; e != null; e = e.getCause() == e ? null : e.getCause())
+            if (e.getMessage() != null && e.getMessage().startsWith("NOSCRIPT")) return true;
+        return false;
     }
 
     @Override
@@ -57,15 +115,20 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
             return Protocol.fail("cannot connect: " + Protocol.describe(e));
         }
         long threadId = RedissonSupport.newHolderId();
-        RLock lock = client.getLock(request.get("lock").asText());
-        try {
+        String name = request.get("lock").asText();
+        RLock lock = client.getLock(name);
+        Long attemptNs;
+        // The lock script, again after an unlock message or the holder's PTTL
+        // (RedissonLeaseLock): the wire tells which command took the lock.
+        try (RedissonWire.Attempts attempts = RedissonSupport.attempts(wireOf(client), client, name, threadId)) {
             // leaseTime -1: no lease of its own, the watchdog renews the key.
             if (!lock.tryLockAsync(request.get("wait_ms").asLong(), -1, TimeUnit.MILLISECONDS, threadId).get())
                 return Protocol.fail("held by another client");
+            attemptNs = attempts.winningSentNs();
         } catch (Exception e) {
             return RedissonSupport.outcome(e);
         }
-        Map<String, Object> response = holders.acquired(client, lock, threadId);
+        Map<String, Object> response = holders.acquired(client, lock, threadId, attemptNs);
         response.put("validity_ms", null);  // renewed until unlock: no deadline of its own
         return response;
     }

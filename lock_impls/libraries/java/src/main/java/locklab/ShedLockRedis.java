@@ -93,6 +93,12 @@ public final class ShedLockRedis implements Protocol.Adapter {
                 // from the attempt that won (LockConfiguration's createdAt), not from
                 // the first attempt of the loop.
                 response.put("validity_ms", lease.toMillis() + (attempt - started) / 1_000_000);
+                // The loop is the adapter's: each lock() sends one command, SET key
+                // value NX PX (InternalRedisLockProvider.lock -> createLock ->
+                // SpringRedisLockTemplate.setIfAbsent), and returns a lock only when
+                // that SET answered OK. attempt is read before lock() borrows a
+                // connection and sends it: no later than the SET that took the lock.
+                response.put("attempt_ns", attempt);
                 return response;
             }
             if (System.nanoTime() + RETRY_MS * 1_000_000 > deadline) return Protocol.fail("held by another client");

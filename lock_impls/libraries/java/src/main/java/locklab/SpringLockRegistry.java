@@ -43,6 +43,9 @@ public final class SpringLockRegistry implements Protocol.Adapter {
     /** One acquisition: the lock and the thread that locked it. */
     private record Holder(String name, DistributedLock lock, ExecutorService thread) {}
 
+    /** What tryLock answered, and when the obtain script that answered true was sent (null: not seen). */
+    private record Attempt(boolean acquired, Long sentNs) {}
+
     private final Protocol.Endpoint endpoint;
     private volatile RedisLockRegistry registry;
     private final Map<String, Holder> holders = new ConcurrentHashMap<>();
@@ -62,7 +65,8 @@ public final class SpringLockRegistry implements Protocol.Adapter {
     public synchronized void connect() {
         if (registry != null) return;
         JedisConnectionFactory factory = SpringRedis.connectionFactory(endpoint);
-        registry = new RedisLockRegistry(factory, "locklab");
+        // Its connections watched (SpringRedis.watchingScripts): which obtain script took the lock.
+        registry = new RedisLockRegistry(SpringRedis.watchingScripts(factory), "locklab");
     }
 
     /** tryLock(wait_ms, ttl_ms) on a thread of its own, which keeps the local lock until release. */
@@ -77,14 +81,26 @@ public final class SpringLockRegistry implements Protocol.Adapter {
             return t;
         });
         DistributedLock lock = registry.obtain(name);
-        boolean acquired;
+        Attempt attempt;
         try {
-            acquired = on(thread, () -> lock.tryLock(wait, ttl));
+            // tryLock runs the obtain script (RedisLock.obtainLock) on this thread,
+            // again every idleBetweenTries while it answers false
+            // (RedisSpinLock.tryRedisLockInner), and returns true at the first true
+            // answer: that script took the lock (SET PX, or PEXPIRE of a key that
+            // already held this registry's clientId). The watch notes when it was sent.
+            attempt = on(thread, () -> {
+                SpringRedis.ScriptWatch watch = SpringRedis.watch("locklab:" + name);
+                try {
+                    return new Attempt(lock.tryLock(wait, ttl), watch.trueSentNs());
+                } finally {
+                    SpringRedis.unwatch();
+                }
+            });
         } catch (ExecutionException e) {
             thread.shutdown();
             return outcome(e.getCause());
         }
-        if (!acquired) {
+        if (!attempt.acquired()) {
             thread.shutdown();
             return Protocol.fail("held by another client");
         }
@@ -92,6 +108,7 @@ public final class SpringLockRegistry implements Protocol.Adapter {
         holders.put(owner, new Holder(name, lock, thread));
         Map<String, Object> response = Protocol.ok();
         response.put("owner", owner);
+        if (attempt.sentNs() != null) response.put("attempt_ns", attempt.sentNs());
         return response;
     }
 
