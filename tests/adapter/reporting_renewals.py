@@ -36,22 +36,52 @@ EXTEND = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpi
 RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 guard = threading.Lock()
 reported = []  # renewals not yet sent to the lab
-stops = {}  # owner -> the Event that ends its renewal thread
+stops = {}  # owner -> its Lease, while held
 
 
-def renew(lock, owner, ttl_ms, stop):
-    renewer = redis.Redis(host=host, port=port, socket_timeout=1.0, socket_connect_timeout=1.0)
-    while not stop.wait(ttl_ms / 3000.0):
+class Lease:
+    """One lease's renewals: every ttl/3 by its thread, until released or a
+    renewal fails. A renewal overdue when the release comes (its timer fired
+    during a pause) is made before the release, by whichever of the thread
+    and the release gets `mutex` first, and only once: what the library does
+    after a pause never depends on which of its threads runs first."""
+
+    def __init__(self, lock, owner, ttl_ms):
+        self.lock, self.owner, self.ttl_ms = lock, owner, ttl_ms
+        self.interval = ttl_ms / 3000.0
+        self.next = time.monotonic() + self.interval
+        self.mutex = threading.Lock()
+        self.stop = threading.Event()
+        self.dead = False
+        self.renewer = redis.Redis(host=host, port=port, socket_timeout=1.0, socket_connect_timeout=1.0)
+
+    def renew_once(self):
+        """Renews now (the caller holds `mutex`) and reports it."""
         sent = time.monotonic_ns()
-        ok = bool(renewer.eval(EXTEND, 1, lock, owner, ttl_ms))
+        ok = bool(self.renewer.eval(EXTEND, 1, self.lock, self.owner, self.ttl_ms))
         answered = time.monotonic_ns()
         if args.backwards:
             sent, answered = answered, sent
         with guard:
-            reported.append({"lock": lock, "owner": owner, "ttl_ms": ttl_ms, "sent_ns": sent,
-                             "answered_ns": answered, "ok": ok})
-        if not ok:
-            return
+            reported.append({"lock": self.lock, "owner": self.owner, "ttl_ms": self.ttl_ms,
+                             "sent_ns": sent, "answered_ns": answered, "ok": ok})
+        self.next = time.monotonic() + self.interval
+        self.dead = not ok
+
+    def run(self):
+        while not self.stop.wait(max(0.0, self.next - time.monotonic())):
+            with self.mutex:
+                if self.stop.is_set():
+                    return
+                self.renew_once()
+                if self.dead:
+                    return
+
+    def release(self):
+        with self.mutex:
+            self.stop.set()
+            if not self.dead and time.monotonic() >= self.next:
+                self.renew_once()
 
 
 def answer(message):
@@ -82,9 +112,8 @@ for rid, op, request in requests():
                 break
             time.sleep((max(left, 0) + 50) / 1000.0)
         if sent is not None:
-            stops[owner] = threading.Event()
-            threading.Thread(target=renew, daemon=True,
-                             args=(request["lock"], owner, request["ttl_ms"], stops[owner])).start()
+            stops[owner] = Lease(request["lock"], owner, request["ttl_ms"])
+            threading.Thread(target=stops[owner].run, daemon=True).start()
             won = {"id": rid, "ok": True, "owner": owner, "validity_ms": None}
             if not args.silent and not args.no_attempt:
                 won["attempt_ns"] = sent - (10**10 if args.stale_attempt else 0)
@@ -95,7 +124,7 @@ for rid, op, request in requests():
         answer({"id": rid, "ok": True, "held": True})
     elif op == "release":
         if request["owner"] in stops:
-            stops.pop(request["owner"]).set()
+            stops.pop(request["owner"]).release()
         done = client.eval(RELEASE, 1, request["lock"], request["owner"])
         answer({"id": rid, "ok": bool(done), "error": "not held"})
     elif op == "renewals":
