@@ -92,6 +92,25 @@ if [[ $status -gt 1 ]]; then
   exit "$status"
 fi
 
+echo "== virtual time: the canonical suite's cells virtual and real, explore, the envelopes"
+# The same cells on both clocks in one run: the ratio is the real cells'
+# seconds over the virtual cells' seconds, for the cells that kept virtual time.
+for clock in virtual real; do
+  status=0
+  "$build/locklab" suite "$here/scenarios" --time "$clock" --jobs 2 \
+    --out "$work/suite-$clock" >"$work/suite-$clock.log" 2>&1 || status=$?
+  if [[ $status -gt 1 ]]; then cat "$work/suite-$clock.log" >&2; exit "$status"; fi
+done
+status=0
+"$build/locklab" explore set-nx-px "${explore[@]}" --time virtual --jobs 2 --seed 1 \
+  --shrink-candidates 0 --confirm-runs 1 --out "$work/explore-virtual" \
+  2>"$work/explore-virtual.log" || status=$?
+if [[ $status -gt 1 ]]; then cat "$work/explore-virtual.log" >&2; exit "$status"; fi
+status=0
+"$build/locklab" envelope --time virtual --out "$work/envelope-virtual" \
+  >"$work/envelope-virtual.log" 2>&1 || status=$?
+if [[ $status -gt 1 ]]; then cat "$work/envelope-virtual.log" >&2; exit "$status"; fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 redis_version=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
 python3 - "$work" "$out_dir/latest.json" "$suite_results" "$started" "$(nproc)" \
@@ -121,6 +140,27 @@ explore = read("explore/explore.json")
 doc["explore_runs_per_minute"] = explore["runs_per_minute"]
 doc["explore"] = {k: explore[k] for k in ("runs_total", "explore_seconds", "runs_per_minute")}
 doc["explore"]["jobs"] = explore["options"]["jobs"]
+# Virtual time against real time, measured in this run (docs/PERFORMANCE.md).
+real_cells = {(c["scenario"], c["algorithm"]): c for c in read("suite-real/results.json")["cells"]}
+virtual_suite = read("suite-virtual/results.json")
+pairs = [(c, real_cells[(c["scenario"], c["algorithm"])]) for c in virtual_suite["cells"]
+         if c.get("outcome") != "not-applicable" and (c["scenario"], c["algorithm"]) in real_cells]
+virtual_s = sum(v.get("seconds", 0) for v, _ in pairs)
+real_s = sum(r.get("seconds", 0) for _, r in pairs)
+explore_virtual = read("explore-virtual/explore.json")
+envelope_virtual = read("envelope-virtual/envelope.json")
+doc["virtual_time"] = {
+    "cells": len(pairs),
+    "cell_seconds_virtual": round(virtual_s, 2),
+    "cell_seconds_real": round(real_s, 2),
+    "speedup": round(real_s / virtual_s, 1) if virtual_s else None,
+    "suite_wall_seconds_virtual": virtual_suite.get("seconds"),
+    "suite_wall_seconds_real": read("suite-real/results.json").get("seconds"),
+    "verdicts_differ": [f"{v['scenario']} × {v['algorithm']}" for v, r in pairs
+                        if sorted(set(v.get("verdicts", []))) != sorted(set(r.get("verdicts", [])))],
+    "explore_runs_per_minute": explore_virtual["runs_per_minute"],
+    "envelope_seconds": envelope_virtual.get("seconds"),
+}
 doc["suite_seconds"] = None
 if suite_dir:
     suite = json.load(open(os.path.join(suite_dir, "results.json")))

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "target.h"
+#include "virtual_time.h"
 
 namespace locklab {
 
@@ -34,5 +35,20 @@ inline constexpr const char* kTargetHelp =
     "Run against existing Redis servers described by this target file (harness/runner/TARGET.md) "
     "instead of starting servers; faults needing control of the servers are reported "
     "not-applicable";
+
+// The help text of --time, shared by run, suite, sweep, envelope and explore.
+inline constexpr const char* kTimeHelp =
+    "The clock the runs keep: real; virtual (a clock the lab advances whenever everyone waits: "
+    "many times faster, and a seed repeats its history byte for byte; a cell that cannot keep "
+    "it is not applicable, with the reason; explore without --faults draws only the faults "
+    "that act on it); auto (virtual where a cell can, real elsewhere). "
+    "README \"Which clock\"";
+
+// Adds --time (kTimeHelp) to `command`, into `time`.
+inline void add_time_option(CLI::App& command, std::string& time) {
+  std::vector<std::string> modes;
+  for (const auto& mode : kTimeModes) modes.emplace_back(mode.name);
+  command.add_option("--time", time, kTimeHelp)->check(CLI::IsMember(modes))->capture_default_str();
+}
 
 }  // namespace locklab

@@ -55,6 +55,7 @@ Action add_envelope_command(CLI::App& parent) {
     uint64_t seed = 1;
     std::string out_dir = "locklab-out/envelope";
     std::string reuse;
+    std::string time = "auto";
   };
   auto options = std::make_shared<Options>();
   auto* envelope = parent.add_subcommand(
@@ -87,6 +88,7 @@ Action add_envelope_command(CLI::App& parent) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   envelope->add_option("--seed", options->seed, "Base seed of every run")->capture_default_str();
+  add_time_option(*envelope, options->time);
   envelope
       ->add_option("--out,-o", options->out_dir,
                    "Output directory for envelope.json, index.html (one chart per axis) and "
@@ -109,7 +111,7 @@ Action add_envelope_command(CLI::App& parent) {
     const std::vector<EnvelopeAxis> axes = axes_named(options->axes);
     const std::vector<LockUnderTest> locks =
         chosen_locks(built_ins_and_libraries(options->libraries), options->locks);
-    const Servers servers = checked_servers("");
+    const Servers servers = checked_servers("", options->time);
 
     suite::EnvelopeOptions envelope_options{.locks = locks,
                                             .axes = axes,

@@ -40,7 +40,7 @@ std::string stand_in(const LockUnderTest& hello, const std::string& like) {
 
 struct ExploreCommandOptions {
   std::string algorithm, adapter, like, out_dir, faults, kinds, reproduce = "2/3", shard = "1/1";
-  std::string target, network;
+  std::string target, network, time = "auto";
   double minutes = 0;
   int64_t runs = 0;
   int jobs = 2, confirm_runs = 10, shrink_candidates = 60, max_found = 8;
@@ -131,6 +131,7 @@ void add_search_options(CLI::App& explore, ExploreCommandOptions& options) {
   explore.add_option("--target", options.target,
                      std::string(kTargetHelp) +
                          "; without --faults, only the faults the target can take are tried");
+  add_time_option(explore, options.time);
 }
 
 // The fault kinds of --faults, in its order.
@@ -196,7 +197,12 @@ void fit_to_servers(const Servers& servers, explore::ExploreOptions& o) {
   if (servers.target && o.space.fault_kinds.empty())
     for (const auto& row : fault_kinds())
       if (row.needs.without(servers.provides()).empty()) o.space.fault_kinds.push_back(row.kind);
-  o.space.sentinel_failovers = servers.provides().has(Need::Sentinels);
+  // On virtual time, without --faults, only the kinds that act on it.
+  if (servers.time == TimeMode::Virtual && o.space.fault_kinds.empty())
+    for (const auto& row : fault_kinds())
+      if (row.real_time_only.empty()) o.space.fault_kinds.push_back(row.kind);
+  o.space.sentinel_failovers =
+      servers.provides().has(Need::Sentinels) && servers.time != TimeMode::Virtual;
 }
 
 // The lock to explore, asked once; sets what `o` takes from it.
@@ -238,7 +244,7 @@ void print_result(const explore::Exploration& result, const explore::ExploreOpti
 // Runs the exploration `options` ask for and returns its exit status.
 int run_explore_command(const ExploreCommandOptions& options, const GivenOptions& given) {
   explore::ExploreOptions o = explore_options_of(options, given);
-  const Servers servers = checked_servers(options.target);
+  const Servers servers = checked_servers(options.target, options.time);
   fit_to_servers(servers, o);
   const LockUnderTest lock = explored_lock(options, o);
   const CellRunner run_cell = cell_runner({lock}, servers);

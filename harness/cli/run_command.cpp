@@ -22,6 +22,7 @@ Action add_run_command(CLI::App& parent) {
     std::string like;
     std::string network;
     std::string target;
+    std::string time = "real";
   };
   auto options = std::make_shared<Options>();
   auto* run = parent.add_subcommand("run", "Run a scenario against real redis-server processes");
@@ -46,13 +47,14 @@ Action add_run_command(CLI::App& parent) {
                   "scenario's topology.network, else proxy)")
       ->check(CLI::IsMember({"proxy", "netns"}));
   run->add_option("--target", options->target, kTargetHelp);
+  add_time_option(*run, options->time);
   return [options, seed_option] {
     Scenario scenario = load_scenario(options->scenario_file);
     if (!options->network.empty()) scenario.topology.network = options->network;
     suite::check_algorithm_ids(options->algorithms);
     if (!options->like.empty()) suite::check_algorithm_ids({options->like}, "--like");
     RunOptions run_options;
-    run_options.servers = checked_servers(options->target);
+    run_options.servers = checked_servers(options->target, options->time);
     run_options.algorithms = options->algorithms;
     run_options.lock = adapter_lock_if_given(options->adapter, options->like);
     if (*seed_option) run_options.seed = options->seed;

@@ -35,6 +35,7 @@ struct SuiteCommandOptions {
   std::string target;
   std::string libraries;
   std::string reuse;
+  std::string time = "auto";
 };
 
 // Registers what the suite runs and where it writes on `suite`; returns --seed's option.
@@ -88,6 +89,7 @@ void add_lock_options(CLI::App& suite, SuiteCommandOptions& options) {
                   "network namespace; needs root) (default: each scenario's topology.network)")
       ->check(CLI::IsMember({"proxy", "netns"}));
   suite.add_option("--target", options.target, kTargetHelp);
+  add_time_option(suite, options.time);
   suite
       .add_option("--libraries", options.libraries,
                   "Compare these lock libraries too: a libraries file (lock_impls/libraries/"
@@ -163,8 +165,9 @@ int run_suite_command(const SuiteCommandOptions& options, bool seed_given) {
   if (suite::build_matrix(scenarios, suite_options.matrix).empty())
     throw std::invalid_argument(
         "--algorithm: no scenario of the suite lists any of these algorithms");
-  const Servers servers = checked_servers(options.target);
+  const Servers servers = checked_servers(options.target, options.time);
   suite_options.redis_version = servers.redis_version();
+  suite_options.time = servers.time;
   nlohmann::json results =
       suite::run_suite(scenarios, suite_options, cell_runner(suite_options.locks, servers));
   std::cerr << suite::totals_line(suite::SuiteTotals::from_json(results["totals"])) << "\n"

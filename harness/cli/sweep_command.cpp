@@ -24,6 +24,7 @@ Action add_sweep_command(CLI::App& parent) {
     uint64_t seed = 0;
     std::vector<std::string> algorithms;
     std::string out_dir;
+    std::string time = "real";
   };
   auto options = std::make_shared<Options>();
   auto* sweep = parent.add_subcommand(
@@ -49,6 +50,7 @@ Action add_sweep_command(CLI::App& parent) {
                     "Count only this violation kind as breaking (default: any violation)");
   auto* seed_option =
       sweep->add_option("--seed", options->seed, "Base seed (default: the scenario's)");
+  add_time_option(*sweep, options->time);
   sweep->add_option("--algorithm,-a", options->algorithms,
                     "Search this algorithm (repeatable; default: the scenario's list)");
   sweep->add_option("--out,-o", options->out_dir,
@@ -76,7 +78,7 @@ Action add_sweep_command(CLI::App& parent) {
     if (!options->kind.empty()) spec.kind = options->kind;
     if (*seed_option) spec.seed = options->seed;
     suite::validate_sweep(scenario, spec);
-    const Servers servers = checked_servers("");
+    const Servers servers = checked_servers("", options->time);
     sweep_options.algorithms = options->algorithms;
     sweep_options.out_dir = options->out_dir.empty()
                                 ? std::filesystem::path("locklab-out") / ("sweep-" + scenario.name)

@@ -4,11 +4,13 @@
 #include <stdexcept>
 
 #include "fibers.h"
+#include "virtual_time.h"
 
 namespace locklab {
 namespace {
 
-int64_t real_wall_ns() {
+int64_t wall_ns_now() {
+  if (const VirtualTime* time = bound_virtual_time()) return time->wall_ns();
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -19,6 +21,11 @@ const auto kProcessStart = std::chrono::steady_clock::now();
 }  // namespace
 
 int64_t monotonic_ns() {
+  if (const VirtualTime* time = bound_virtual_time()) return time->now_ns();
+  return real_monotonic_ns();
+}
+
+int64_t real_monotonic_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                               kProcessStart)
       .count();
@@ -38,7 +45,7 @@ int64_t monotonic_ns_at(int64_t machine_ns) {
 }
 
 SkewableClock::SkewableClock(PauseGate* gate)
-    : gate_(gate), anchor_real_mono_(monotonic_ns()), anchor_reading_(real_wall_ns()) {}
+    : gate_(gate), anchor_real_mono_(monotonic_ns()), anchor_reading_(wall_ns_now()) {}
 
 int64_t SkewableClock::reading_locked(int64_t real_mono) const {
   return anchor_reading_ + static_cast<int64_t>(rate_ * double(real_mono - anchor_real_mono_));

@@ -27,8 +27,13 @@ class Clock {
   int64_t now_ms() { return now_ns() / 1'000'000; }
 };
 
-// Real time since the harness started, monotonic; what the history's time_ns is.
+// Time since the harness started, monotonic; what the history's time_ns is.
+// Real time, or on a thread bound to a run's virtual time (virtual_time.h),
+// that run's virtual time on the same scale.
 int64_t monotonic_ns();
+
+// Real time since the harness started, whatever clock the thread is on.
+int64_t real_monotonic_ns();
 
 // This machine's CLOCK_MONOTONIC in ns, the reading any process on it gets
 // (an adapter dates what it reports by it).
@@ -37,7 +42,8 @@ int64_t machine_monotonic_ns();
 // The monotonic_ns() of the moment CLOCK_MONOTONIC read `machine_ns`.
 int64_t monotonic_ns_at(int64_t machine_ns);
 
-// A client's clock: real wall time plus an offset, advancing at a rate, both
+// A client's clock: wall time (the run's virtual wall time on a thread bound
+// to one when it was made) plus an offset, advancing at a rate, both
 // changeable at any moment (a jump changes the offset, a drift the rate).
 // Every reading and sleep first passes the client's pause gate, so a
 // stop-the-world pause freezes whoever asks the time.

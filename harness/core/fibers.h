@@ -5,6 +5,10 @@
 // wake-ups from other threads, so one wake-up brings many replies where a
 // thread per client took a context switch for each.
 //
+// On a run's virtual time (virtual_time.h), run_fibers' thread keeps that
+// clock: its fibers sleep on it, and it moves only when every fiber waits
+// and no answer is awaited.
+//
 // The waits below work on such a fiber and on any other thread alike, so the
 // code above them (connections, clocks, lock implementations) is written as
 // if it blocked a thread of its own. The one rule on a fiber: never block
@@ -24,20 +28,30 @@
 namespace locklab {
 
 // Runs each task as a fiber of a new thread and returns once every task has
-// returned. When tasks throw, the first exception is rethrown then.
+// returned. When tasks throw, the first exception is rethrown then. The
+// thread keeps the caller's clock: the virtual time it is bound to, if any.
 void run_fibers(std::vector<std::function<void()>> tasks);
 
 // True on a fiber of run_fibers (or a BackgroundTask started from one).
 bool on_fiber();
 
-// Blocks the calling fiber (or, off run_fibers, the thread) for `d`.
+// Blocks the calling fiber (or, off run_fibers, the thread) for `d`, of
+// virtual time on a fiber of a virtual run (at least 1 µs there, as a real
+// sleep takes some time however short).
 void sleep_for(std::chrono::nanoseconds d);
 
 // Runs `work`, which may block its thread for a while (a fault applied by
 // running a program, a pause of the caller): on a fiber, on a thread of its
-// own while only the calling fiber waits for it; elsewhere right here.
+// own while only the calling fiber waits for it; elsewhere, and on virtual
+// time (whose clock stands still meanwhile), right here.
 // Whatever `work` throws is rethrown here.
 void run_blocking(const std::function<void()>& work);
+
+// A connection got the answer to one request (or a message pushed to it). On
+// a fiber of a virtual run it reaches the fiber a round trip (0.1 ms of
+// virtual time) after the request left: the fiber sleeps that long. Nothing
+// elsewhere.
+void answer_received();
 
 // An id of the calling fiber, or of the thread off run_fibers: what a lock
 // that names its holder's thread (Redisson) takes for one.
@@ -92,6 +106,10 @@ class FiberCondition {
   void wait(std::unique_lock<FiberMutex>& lock);
   void wait(std::unique_lock<std::mutex>& lock);
 
+  // Waits, as above, until a notification or `deadline_ns` (monotonic_ns()
+  // scale: virtual time on a fiber of a virtual run), whichever comes first.
+  void wait_until(std::unique_lock<std::mutex>& lock, int64_t deadline_ns);
+
   // Waits, as above, until `ready()` holds; `ready` is called with the lock held.
   template <class Lock, class Predicate>
   void wait(Lock& lock, Predicate ready) {
@@ -123,12 +141,21 @@ class SocketWaiter {
   // Waits until the socket may be ready for `events` (POLLIN or POLLOUT) or
   // has failed or been closed, or until `deadline`. True when it may be
   // ready (the caller finds out by reading or writing), false at the
-  // deadline.
+  // deadline. On virtual time the wait is an answer awaited: no deadline
+  // passes before it comes, every fiber waits for it, and a socket silent
+  // for 10 s of real time throws std::runtime_error (the run cannot be
+  // told on virtual time).
   bool wait(short events, std::chrono::steady_clock::time_point deadline);
 
   // The caller read (or wrote) until the socket had nothing more (or no
   // room): the next wait for `events` waits for news.
   void drained(short events);
+
+  // The caller has `count` requests out on the socket whose answers it has
+  // not read. On virtual time the clock waits for news from a socket with
+  // requests out whether or not a fiber waits for them (a client paused
+  // between a request and its answer); elsewhere nothing.
+  void set_requests_out(size_t count);
 
   // What a fiber's thread knows of the socket (fibers.cpp).
   struct Registration;

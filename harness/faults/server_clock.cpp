@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "virtual_time.h"
+
 namespace locklab {
 namespace {
 
@@ -51,7 +53,8 @@ std::filesystem::path ServerClock::shim_path() {
                            "); build the locklab_clock_shim target or set LOCKLAB_CLOCK_SHIM");
 }
 
-ServerClock::ServerClock() : dir_("locklab-clock"), file_(dir_.path() / "offset") {
+ServerClock::ServerClock()
+    : dir_("locklab-clock"), file_(dir_.path() / "offset"), time_(bound_virtual_time()) {
   shim_ = shim_path();
   int fd = ::open(file_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -70,8 +73,12 @@ ServerClock::ServerClock() : dir_("locklab-clock"), file_(dir_.path() / "offset"
     throw std::runtime_error("cannot map clock file " + file_.string() + ": " +
                              std::strerror(error));
   shared_offset_ = static_cast<int64_t*>(mapped);
-  anchor_mono_ns_ = steady_ns();
+  anchor_mono_ns_ = now_ns();
   publish_locked(anchor_mono_ns_);
+}
+
+int64_t ServerClock::now_ns() const {
+  return time_ ? time_->now_ns() : steady_ns();
 }
 
 ServerClock::~ServerClock() {
@@ -81,13 +88,17 @@ ServerClock::~ServerClock() {
   }
   stop_requested_.notify_all();
   if (drift_.joinable()) drift_.join();
+  if (listener_) time_->remove_listener(*listener_);
   ::munmap(shared_offset_, sizeof(int64_t));
   std::error_code ignored;
   std::filesystem::remove(file_, ignored);
 }
 
 std::map<std::string, std::string> ServerClock::env() const {
-  return {{"LD_PRELOAD", shim_.string()}, {"LOCKLAB_CLOCK_FILE", file_.string()}};
+  std::map<std::string, std::string> env{{"LD_PRELOAD", shim_.string()},
+                                         {"LOCKLAB_CLOCK_FILE", file_.string()}};
+  if (time_) env.merge(time_->env());
+  return env;
 }
 
 int64_t ServerClock::offset_at_locked(int64_t mono_ns) const {
@@ -102,7 +113,7 @@ void ServerClock::publish_locked(int64_t mono_ns) {
 
 void ServerClock::jump(std::chrono::nanoseconds delta) {
   std::lock_guard lock(mu_);
-  int64_t now = steady_ns();
+  int64_t now = now_ns();
   anchor_offset_ns_ = offset_at_locked(now) + delta.count();
   anchor_mono_ns_ = now;
   publish_locked(now);
@@ -113,12 +124,19 @@ void ServerClock::set_rate(double rate) {
     throw std::invalid_argument("ServerClock::set_rate: rate must be > 0, got " +
                                 std::to_string(rate));
   std::lock_guard lock(mu_);
-  int64_t now = steady_ns();
+  int64_t now = now_ns();
   anchor_offset_ns_ = offset_at_locked(now);
   anchor_mono_ns_ = now;
   rate_ = rate;
   publish_locked(now);
-  if (!drift_.joinable()) {
+  if (time_) {
+    // The offset moves when the virtual clock does, and only then.
+    if (!listener_)
+      listener_ = time_->on_advance([this] {
+        std::lock_guard lock(mu_);
+        publish_locked(now_ns());
+      });
+  } else if (!drift_.joinable()) {
     drift_ = std::thread([this] { drift_loop(); });
     pthread_setname_np(drift_.native_handle(), "locklab-clock");  // for leak checks and debuggers
   }
@@ -126,13 +144,13 @@ void ServerClock::set_rate(double rate) {
 
 std::chrono::nanoseconds ServerClock::offset() const {
   std::lock_guard lock(mu_);
-  return std::chrono::nanoseconds(offset_at_locked(steady_ns()));
+  return std::chrono::nanoseconds(offset_at_locked(now_ns()));
 }
 
 void ServerClock::drift_loop() {
   std::unique_lock lock(mu_);
   while (!stop_requested_.wait_for(lock, kDriftStep, [this] { return stopping_; }))
-    publish_locked(steady_ns());
+    publish_locked(now_ns());
 }
 
 }  // namespace locklab

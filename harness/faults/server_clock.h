@@ -5,6 +5,10 @@
 // reading. One ServerClock may serve several processes: they then share one
 // skewed clock.
 //
+// On a thread bound to a run's virtual time (virtual_time.h) when made, the
+// clock is that virtual wall time plus the offset, and a rate moves the
+// offset as the virtual clock advances.
+//
 // Redis 7.0 judges key expiry and answers TIME by the wall clock, so moving a
 // server's clock expires its keys early (forward) or late (back).
 #pragma once
@@ -15,12 +19,15 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "temp_dir.h"
 
 namespace locklab {
+
+class VirtualTime;
 
 class ServerClock {
  public:
@@ -58,6 +65,8 @@ class ServerClock {
   static std::filesystem::path shim_path();
 
  private:
+  // Now, in ns of the clock the offset is anchored to (steady or virtual).
+  int64_t now_ns() const;
   int64_t offset_at_locked(int64_t mono_ns) const;
   void publish_locked(int64_t mono_ns);
   void drift_loop();
@@ -73,7 +82,9 @@ class ServerClock {
   int64_t anchor_mono_ns_ = 0;    // monotonic time of the last jump or rate change
   int64_t anchor_offset_ns_ = 0;  // the offset at that moment
   double rate_ = 1.0;
-  std::thread drift_;  // started by the first set_rate(); joined by the destructor
+  std::thread drift_;            // started by the first set_rate(); joined by the destructor
+  VirtualTime* time_;            // the run's virtual time, or nullptr
+  std::optional<int> listener_;  // on time_, instead of drift_
 };
 
 }  // namespace locklab

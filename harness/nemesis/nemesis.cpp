@@ -53,14 +53,14 @@ Nemesis::~Nemesis() {
   stop();
 }
 
-void Nemesis::start() {
+void Nemesis::start(bool own_thread) {
   start_ns_ = monotonic_ns();
   // Faults at time 0 are in force before any client takes its first step.
   for (const auto& [at_ms, index] : schedule_.timed())
     if (at_ms == 0) apply(index, "");
   for (const auto& [at_ms, index] : schedule_.timed())
     if (at_ms > 0) schedule_at(start_ns_ + at_ms * 1'000'000, [this, i = index] { apply(i, ""); });
-  timer_ = std::thread([this] { timer_loop(); });
+  if (own_thread) timer_ = std::thread([this] { run_timeline(); });
 }
 
 void Nemesis::schedule_at(int64_t at_ns, Action action) {
@@ -72,17 +72,24 @@ void Nemesis::schedule_at(int64_t at_ns, Action action) {
   wake_.notify_all();
 }
 
-void Nemesis::timer_loop() {
+void Nemesis::end_timeline() {
+  {
+    std::lock_guard l(mu_);
+    timeline_ended_ = true;
+  }
+  wake_.notify_all();
+}
+
+void Nemesis::run_timeline() {
   std::unique_lock l(mu_);
-  while (!stopping_) {
+  while (!stopping_ && !timeline_ended_) {
     if (timeline_.empty()) {
       wake_.wait(l);
       continue;
     }
     int64_t next = timeline_.begin()->first;
-    int64_t now = monotonic_ns();
-    if (now < next) {
-      wake_.wait_for(l, std::chrono::nanoseconds(next - now));
+    if (monotonic_ns() < next) {
+      wake_.wait_until(l, next);
       continue;
     }
     Action action = std::move(timeline_.begin()->second);

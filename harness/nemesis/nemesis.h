@@ -6,7 +6,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "fault_targets.h"
+#include "fibers.h"
 #include "recorder.h"
 #include "schedule.h"
 
@@ -53,8 +53,18 @@ class Nemesis {
   // Heals and stops (same as stop()).
   ~Nemesis();
 
-  // Applies the faults at time 0, then starts the clock for the other timed ones.
-  void start();
+  // Applies the faults at time 0, then starts the clock for the other timed
+  // ones: a thread of its own runs them, or, with `own_thread` false, the
+  // caller's run_timeline() (a fiber of a run on virtual time, whose clock
+  // then waits for the nemesis too).
+  void start(bool own_thread = true);
+
+  // Applies the timed faults as their times come, on the calling thread or
+  // fiber, until end_timeline() or stop().
+  void run_timeline();
+
+  // Makes run_timeline() return; the faults in force stay until stop().
+  void end_timeline();
 
   // Called by client `client` at each step. Applies the faults this step
   // triggers; a pause of this very client blocks here for its duration, and a
@@ -70,7 +80,6 @@ class Nemesis {
  private:
   using Action = std::function<void()>;
   void schedule_at(int64_t at_ns, Action action);
-  void timer_loop();
   // One firing of a fault: the fault and whom it acts on (nemesis.cpp).
   struct Firing;
 
@@ -135,11 +144,12 @@ class Nemesis {
   history::ProcessLog& log_;
 
   mutable std::mutex mu_;  // guards everything below, the schedule's step counts and the log
-  std::condition_variable wake_;
+  FiberCondition wake_;
   std::multimap<int64_t, Action> timeline_;  // monotonic ns → action
   std::map<size_t, Action> active_;          // fault index → undo of a fault in force
   std::vector<FaultOutcome> outcomes_;
   bool stopping_ = false;
+  bool timeline_ended_ = false;
   std::thread timer_;
   std::vector<std::thread> workers_;  // faults that block (DEBUG SLEEP, Sentinel failover)
   int64_t start_ns_ = 0;

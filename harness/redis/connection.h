@@ -57,6 +57,13 @@ struct ConnectionOptions {
   // set: a server with requirepass or ACL users refuses everything before it.
   std::string username;
   std::string password;
+  // How errors name the server ("node 0"); empty: by its address. A run on
+  // virtual time names its servers so that its history repeats, ports and all.
+  std::string name;
+  // On virtual time, each answer reaches the caller a round trip after its
+  // request left (answer_received, fibers.h): a client's connections. The
+  // lab's own (the nemesis's, a server's readiness probe) take no time.
+  bool answers_take_time = false;
 };
 
 class Connection {

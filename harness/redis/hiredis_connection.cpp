@@ -156,7 +156,7 @@ void HiredisConnection::disconnect() {
 }
 
 std::string HiredisConnection::describe() const {
-  return "redis " + current_.str();
+  return "redis " + (options_.name.empty() ? current_.str() : options_.name);
 }
 
 void HiredisConnection::fail(const std::string& what, bool maybe_executed) {
@@ -238,6 +238,7 @@ void HiredisConnection::write_command(const std::vector<std::string>& argv) {
   }
   if (pending_end_ == pending_.size()) pending_.emplace_back();
   describe_command(argv, pending_[pending_end_++]);
+  waiter_->set_requests_out(pending_end_ - first_pending_);
 }
 
 Reply HiredisConnection::receive() {
@@ -274,9 +275,11 @@ Reply HiredisConnection::receive_within(std::chrono::milliseconds timeout) {
       fail(what + ": timed out after " + std::to_string(timeout.count()) + " ms", true);
   }
   if (++first_pending_ == pending_end_) first_pending_ = pending_end_ = 0;
+  waiter_->set_requests_out(pending_end_ - first_pending_);
   auto* reply = static_cast<redisReply*>(raw);
   Reply out = convert(reply);
   freeReplyObject(reply);
+  if (options_.answers_take_time) answer_received();
   return out;
 }
 

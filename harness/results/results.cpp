@@ -297,6 +297,7 @@ json RunResult::to_json() const {
                      {"story", timing->story},
                      {"check", timing->check},
                      {"teardown", timing->teardown}};
+  if (time) out["time"] = *time;
   if (stats) out["stats"] = stats_json(*stats);
   if (check) out["check"] = check_json(*check);
   if (outcome) {
@@ -326,6 +327,7 @@ RunResult RunResult::from_json(const json& document, const std::filesystem::path
   out.seed = r.unsigned_integer("seed");
   out.run = r.integer("run");
   out.seconds = r.number("seconds");
+  out.time = r.text("time");
   if (r.find("timing")) {
     Fields t = r.child("timing");
     out.timing = RunTiming{t.number("servers").value_or(0), t.number("clients").value_or(0),

@@ -135,11 +135,14 @@ struct RunResult {
   std::optional<std::string> like;     // the built-in the adapter stands in for (--like)
   std::optional<std::string> target;   // the external target's name, when the run used one
   std::optional<Expectation> expected;
-  std::string history;               // the history file, relative to the run directory; empty: none
-  std::optional<uint64_t> seed;      // the run's seed
-  std::optional<int64_t> run;        // 1, 2, ... when a suite repeats a cell (--runs)
-  std::optional<double> seconds;     // how long the run took
-  std::optional<RunTiming> timing;   // where that time went, for a run that was started
+  std::string history;              // the history file, relative to the run directory; empty: none
+  std::optional<uint64_t> seed;     // the run's seed
+  std::optional<int64_t> run;       // 1, 2, ... when a suite repeats a cell (--runs)
+  std::optional<double> seconds;    // how long the run took
+  std::optional<RunTiming> timing;  // where that time went, for a run that was started
+  // The clock the run kept: "real", or "virtual" (harness/core/virtual_time.h);
+  // absent for a run not started, or in a file that predates it.
+  std::optional<std::string> time;
   std::optional<std::string> error;  // why the run could not be completed
   std::optional<RunStats> stats;
   std::optional<Check> check;

@@ -46,8 +46,9 @@ void require_redis_server(const Servers& servers) {
     throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
 }
 
-Servers checked_servers(const std::string& target_file) {
+Servers checked_servers(const std::string& target_file, const std::string& time) {
   Servers servers{load_checked_target(target_file)};
+  servers.time = time_mode_named(time);
   require_redis_server(servers);
   return servers;
 }

@@ -44,7 +44,8 @@ std::shared_ptr<const Target> load_checked_target(const std::string& file);
 void require_redis_server(const Servers& servers);
 
 // The servers of `target_file` (load_checked_target), or the lab's own when
-// it is "", checked with require_redis_server.
-Servers checked_servers(const std::string& target_file);
+// it is "", checked with require_redis_server; the runs on them keep `time`
+// ("real", "virtual" or "auto": time_mode_named).
+Servers checked_servers(const std::string& target_file, const std::string& time = "real");
 
 }  // namespace locklab

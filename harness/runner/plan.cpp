@@ -146,6 +146,23 @@ const Expectation& expectation_for(const Scenario& scenario, const LockUnderTest
   return lock.like ? scenario.expectation_for(*lock.like) : scenario.default_expectation;
 }
 
+std::optional<std::string> real_time_reason(const Scenario& scenario, const Schedule& schedule,
+                                            const LockUnderTest& lock, const Servers& servers,
+                                            const ClusterShape& shape) {
+  if (lock.adapter) return "an adapter's runtime keeps its own timers, in real time";
+  if (servers.target) return "a target's servers keep their own clocks";
+  if (shape.replicas > 0 || shape.sentinels > 0)
+    return "replication and Sentinel keep their own pace, in real time";
+  if (shape.netns) return "network namespaces delay and drop traffic in real time";
+  for (size_t i = 0; i < scenario.faults.size(); ++i) {
+    const Fault& f = scenario.faults[i];
+    if (schedule.applies(i) && !info(f.kind).real_time_only.empty())
+      return "fault " + std::to_string(i) + " (" + std::string(f.name()) +
+             "): " + std::string(info(f.kind).real_time_only);
+  }
+  return std::nullopt;
+}
+
 PlannedRun plan_run(const Scenario& scenario, const LockUnderTest& lock, const Servers& servers,
                     uint64_t seed, uint64_t unique) {
   PlannedRun planned;
@@ -198,6 +215,16 @@ PlannedRun plan_run(const Scenario& scenario, const LockUnderTest& lock, const S
   plan.shape.netns = scenario.topology.network == "netns";
   plan.shape.delay_faults = needs.has(Need::LinkLatency);
   plan.adapter_clocks = lock.adapter && needs.has(Need::ClientClock);
+  if (servers.time != TimeMode::Real) {
+    const auto real_only = real_time_reason(scenario, schedule, lock, servers, plan.shape);
+    if (real_only && servers.time == TimeMode::Virtual) {
+      planned.not_applicable = "on virtual time: " + *real_only + " (--time real or auto runs it)";
+      return planned;
+    }
+    plan.virtual_time = !real_only;
+    // Every server reads its wall clock from the run's virtual clock.
+    if (plan.virtual_time) plan.shape.server_clocks = true;
+  }
   if (const Target* target = servers.target.get()) {
     plan.shape = shape_on(*target, plan.shape, lock.multi_node);
     char hex[17];

@@ -23,6 +23,7 @@
 #include "schedule.h"
 #include "shape.h"
 #include "target.h"
+#include "virtual_time.h"
 
 namespace locklab {
 
@@ -79,9 +80,14 @@ struct LockUnderTest {
 // Every built-in algorithm as a lock under test, in the registry's order.
 std::vector<LockUnderTest> built_in_locks();
 
-// Where a run's servers come from: fresh ones the lab starts, or a target.
+// Where a run's servers come from: fresh ones the lab starts, or a target;
+// and the clock the runs keep.
 struct Servers {
   std::shared_ptr<const Target> target;  // nullptr: the lab starts fresh servers for each run
+  // Real: every run keeps real time. Virtual: a run keeps virtual time, or
+  // is not applicable when it cannot (real_time_reason). Auto: virtual
+  // where it can, real elsewhere.
+  TimeMode time = TimeMode::Real;
 
   // What faults may be done to them: everything, on servers the lab started.
   Needs provides() const;
@@ -110,7 +116,19 @@ struct RunPlan {
   bool adapter_clocks = false;
   // Added to every adapter's environment: the target's credentials.
   std::map<std::string, std::string> adapter_env;
+  // The run keeps virtual time (harness/core/virtual_time.h): every server
+  // runs under the clock shim, the nemesis on the clients' fiber thread.
+  bool virtual_time = false;
 };
+
+// Why the run of `lock` under `schedule` on `servers` must keep real time, or
+// nullopt when it can keep virtual time: an adapter (its runtime keeps its
+// own timers), a target (its servers keep theirs), replicas or Sentinels
+// (replication keeps its own pace), network namespaces, or a fault of a kind
+// that cannot act on virtual time (FaultKindInfo::real_time_only).
+std::optional<std::string> real_time_reason(const Scenario& scenario, const Schedule& schedule,
+                                            const LockUnderTest& lock, const Servers& servers,
+                                            const ClusterShape& shape);
 
 // A cell, planned: what it is held to, and either the plan or why it cannot be run.
 struct PlannedRun {
@@ -129,8 +147,9 @@ const Expectation& expectation_for(const Scenario& scenario, const LockUnderTest
 // the scenario's faults is meant for it; a fault fires at a step the lock
 // never reaches (a step it does not announce, or a nesting step of a lock
 // that does not nest); the servers cannot take a fault (a target the lab did
-// not start); the servers lack the masters or replica the lock needs.
-// `unique` makes a target run's key prefix its own (the runner draws it).
+// not start); the servers lack the masters or replica the lock needs; on
+// virtual time only (Servers::time), the run cannot keep it
+// (real_time_reason). `unique` makes a target run's key prefix its own (the runner draws it).
 PlannedRun plan_run(const Scenario& scenario, const LockUnderTest& lock, const Servers& servers,
                     uint64_t seed, uint64_t unique = 0);
 

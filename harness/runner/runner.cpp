@@ -24,6 +24,7 @@
 #include "recorder.h"
 #include "server_clock.h"
 #include "version.h"
+#include "virtual_time.h"
 
 namespace locklab {
 
@@ -183,10 +184,13 @@ LockContext lock_context(const RunPlan& plan, Cluster& cluster,
   context.endpoint = [&cluster, i](size_t node) {
     return cluster.stable_endpoint(size_t(i), node);
   };
-  context.connect = [&cluster, &credentials, i](size_t node) -> std::unique_ptr<Connection> {
+  context.connect = [&cluster, &credentials, i,
+                     named = plan.virtual_time](size_t node) -> std::unique_ptr<Connection> {
     ConnectionOptions options = credentials;
     options.connect_timeout = std::chrono::milliseconds(500);
     options.command_timeout = std::chrono::milliseconds(1000);
+    if (named) options.name = "node " + std::to_string(node);
+    options.answers_take_time = true;
     // Resolved again at every reconnect, so clients follow a failover.
     return std::make_unique<HiredisConnection>(
         [&cluster, i, node] { return cluster.client_endpoint(size_t(i), node); }, options);
@@ -262,16 +266,21 @@ std::vector<FaultFiring> run_with_nemesis(const RunPlan& plan, RunClients& clien
                                           bool adapter, RunProbe* probe) {
   Nemesis nemesis(plan.schedule, cluster, clients.handles(), recorder.log_for("nemesis"));
   relay.connect(&nemesis);
-  nemesis.start();
+  // On virtual time the nemesis is one more fiber beside the clients, so
+  // that the clock waits for it as for them; it ends with the last client.
+  nemesis.start(!plan.virtual_time);
   if (probe && probe->started) probe->started(cluster);
   std::atomic<bool> stop{false};
   const int64_t deadline = monotonic_ns() + plan.scenario.duration_ms * 1'000'000;
   const std::vector<Workload> workloads = workloads_of(plan.scenario, clients.clients.size());
+  std::atomic<size_t> clients_running = clients.clients.size();
   std::vector<std::function<void()>> runs;
   for (size_t i = 0; i < clients.clients.size(); ++i)
     runs.push_back([&, c = clients.clients[i].get(), &workload = workloads[i]] {
       c->run(workload, resource, deadline, stop);
+      if (--clients_running == 0 && plan.virtual_time) nemesis.end_timeline();
     });
+  if (plan.virtual_time) runs.push_back([&nemesis] { nemesis.run_timeline(); });
   run_clients(std::move(runs), adapter);
   if (probe) {
     for (auto& c : clients.clients) probe->commands += c->commands_sent();
@@ -341,7 +350,12 @@ RunResult run_plan(const RunPlan& plan, const Expectation& expected, const LockU
     phase += std::chrono::duration<double>(now - lap).count();
     lap = now;
   };
+  // A run on virtual time keeps it from its servers' start to its check.
+  std::optional<VirtualTime> virtual_time;
   try {
+    if (plan.virtual_time) virtual_time.emplace();
+    VirtualTimeBinding on_its_clock(virtual_time ? &*virtual_time : nullptr);
+    run.time = plan.virtual_time ? "virtual" : "real";
     ServersInUse in_use(servers, plan);
     const std::filesystem::path lock_dir = out_dir / lock.name;
     std::filesystem::create_directories(lock_dir);

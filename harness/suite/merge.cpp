@@ -69,7 +69,7 @@ std::vector<ShardOutput> read_shards(const std::vector<fs::path>& dirs) {
       throw std::runtime_error("merge: " + s.dir.string() + " is suite " +
                                s.document["suite"].dump() + ", " + first.dir.string() + " is " +
                                first.document["suite"].dump());
-    for (const char* field : {"runs", "seed", "algorithms"}) same(s, field);
+    for (const char* field : {"runs", "seed", "algorithms", "time"}) same(s, field);
     if (s.shard.count != first.shard.count)
       throw std::runtime_error("merge: " + s.dir.string() + " is a shard of " +
                                std::to_string(s.shard.count) + ", " + first.dir.string() + " of " +
@@ -174,6 +174,7 @@ json merge_suites(const MergeOptions& options) {
   if (shard_options.contains("seed") && shard_options["seed"].is_number())
     suite.matrix.seed = shard_options["seed"].get<uint64_t>();
   suite.matrix.algorithms = shard_options.value("algorithms", std::vector<std::string>{});
+  suite.time = time_mode_named(shard_options.value("time", "real"));
   // The locks compared, in column order (a suite that predates "locks":
   // its cells' names, an adapter's in place of a built-in id).
   suite.matrix.built_ins = false;

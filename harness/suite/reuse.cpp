@@ -109,7 +109,9 @@ CarriedRuns carried_runs(const fs::path& dir, const std::vector<Scenario>& scena
   const std::string build = lab_build();
   if (build.empty() || text(earlier, "lab_build") != build ||
       text(earlier, "redis_version") != options.redis_version ||
-      earlier.value("options", json::object()).value("runs", json()) != json(options.matrix.runs))
+      earlier.value("options", json::object()).value("runs", json()) != json(options.matrix.runs) ||
+      earlier.value("options", json::object()).value("time", "real") !=
+          time_mode_name(options.time))
     return out;
   for (const Scenario& scenario : scenarios) {
     if (!same_scenario(earlier, scenario, options)) continue;

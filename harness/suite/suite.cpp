@@ -260,6 +260,7 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
         {"seed", options.matrix.seed ? json(*options.matrix.seed) : json()},
         {"shard", std::to_string(options.shard.index) + "/" + std::to_string(options.shard.count)},
         {"jobs", options.jobs},
+        {"time", time_mode_name(options.time)},
         {"algorithms", options.matrix.algorithms}}},
       {"seeds",
        "run k (1-based) of a scenario × algorithm uses seed + k - 1, where seed is --seed or "

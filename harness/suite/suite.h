@@ -24,6 +24,7 @@
 #include "results.h"
 #include "runner.h"
 #include "scenario.h"
+#include "virtual_time.h"
 
 namespace locklab::suite {
 
@@ -40,6 +41,8 @@ struct SuiteOptions {
   std::vector<LockUnderTest> locks;
   // The Redis version the cells ran against, as results record it ("" unknown).
   std::string redis_version;
+  // The clock the cells keep (Servers::time), as results record it.
+  TimeMode time = TimeMode::Real;
   // An earlier suite's results directory whose cells measured under the same
   // conditions are carried over instead of run again (reuse.h).
   std::optional<std::filesystem::path> reuse;

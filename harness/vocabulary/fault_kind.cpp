@@ -148,6 +148,8 @@ constexpr FaultKindTable kFaultKinds({
      .duration = DurationRule::Required,
      .undoable = true,
      .colour = "#334155",
+     .real_time_only =
+         "a stopped server answers nothing, and a virtual clock waits for every answer",
      .meaning = "a redis-server is stopped (SIGSTOP) and continued afterwards",
      .explore_weight = 3,
      .explore_ranges = kPauseRanges},
@@ -157,6 +159,8 @@ constexpr FaultKindTable kFaultKinds({
      .needs = Need::DebugCommand,
      .duration = DurationRule::Required,
      .colour = "#334155",
+     .real_time_only = "DEBUG SLEEP sleeps in real time inside the server, and a virtual clock "
+                       "waits for its answer",
      .meaning = "a redis-server blocks in DEBUG SLEEP for duration_ms",
      .explore_weight = 2,
      .explore_ranges = kSleepRanges},
@@ -178,6 +182,7 @@ constexpr FaultKindTable kFaultKinds({
      .undoable = true,
      .params = kPartitionParams,
      .colour = "#9333ea",
+     .real_time_only = "the fault proxies that drop and refuse traffic keep real time",
      .meaning = "the links between the clients and servers stop carrying traffic",
      .explore_weight = 3,
      .explore_ranges = kPartitionRanges},
@@ -189,6 +194,7 @@ constexpr FaultKindTable kFaultKinds({
      .undoable = true,
      .params = kDelayParams,
      .colour = "#d97706",
+     .real_time_only = "the fault proxies that delay traffic keep real time",
      .meaning = "the links between the clients and servers delay traffic",
      .explore_weight = 2,
      .explore_ranges = kDelayRanges},
@@ -200,6 +206,7 @@ constexpr FaultKindTable kFaultKinds({
      .instant = true,
      .moment = true,
      .colour = "#7e22ce",
+     .real_time_only = "it acts on the fault proxies, which keep real time",
      .meaning = "open connections between the clients and servers are closed (new ones may follow)",
      .explore_weight = 1},
     {.kind = FaultKind::CutReplication,
@@ -209,6 +216,7 @@ constexpr FaultKindTable kFaultKinds({
      .duration = DurationRule::Optional,
      .undoable = true,
      .colour = "#a21caf",
+     .real_time_only = "replication keeps its own pace, in real time",
      .meaning = "node 0's replicas (all, or those in `nodes`) stop receiving its replication "
                 "stream",
      .explore_weight = 2,
@@ -222,6 +230,7 @@ constexpr FaultKindTable kFaultKinds({
      .instant = true,
      .params = kFailoverParams,
      .colour = "#ea580c",
+     .real_time_only = "replication and Sentinel keep their own pace, in real time",
      .meaning = "node 0's master is replaced by one of its replicas (the first, or the one in "
                 "`nodes`: manual mode only)",
      .explore_weight = 2},

@@ -183,7 +183,10 @@ struct FaultKindInfo {
   bool moment = false;
   std::span<const FaultParam> params;  // kind-specific parameters, beside the common fields
   std::string_view colour;             // the reports' colour for it (one per family)
-  std::string_view meaning;            // one line for people
+  // Why it cannot act on a run's virtual time (harness/core/virtual_time.h);
+  // empty: it acts on it as on real time.
+  std::string_view real_time_only;
+  std::string_view meaning;  // one line for people
   // How `locklab explore` draws it: how often against the other kinds (the
   // faults that break leases more often than the rarer machinery), and the
   // numeric fields it draws.

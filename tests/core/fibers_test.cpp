@@ -14,32 +14,13 @@
 
 #include "both_drivers.h"
 #include "pause_gate.h"
+#include "socket_pair.h"
 
 namespace locklab {
 namespace {
 
 using namespace std::chrono;
 using Steady = steady_clock;
-
-// Two connected sockets, closed with the test.
-struct SocketPair {
-  int ends[2] = {-1, -1};
-  SocketPair() {
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, ends) != 0)
-      throw std::runtime_error("socketpair failed");
-  }
-  ~SocketPair() {
-    ::close(ends[0]);
-    ::close(ends[1]);
-  }
-  void write_byte(int end) { ASSERT_EQ(::write(ends[end], "x", 1), 1); }
-  // Reads what is there; the number of bytes, 0 when nothing was.
-  int read_all(int end) {
-    char buffer[64];
-    const ssize_t n = ::read(ends[end], buffer, sizeof buffer);
-    return n > 0 ? int(n) : 0;
-  }
-};
 
 TEST(RunFibers, RunsEveryTaskOnOneThreadOfItsOwn) {
   std::vector<std::thread::id> threads(3);

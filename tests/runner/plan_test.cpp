@@ -287,5 +287,68 @@ TEST(Plan, OnATargetKeysAreTheRunsOwnAndAFailoverOwnsTheTarget) {
   EXPECT_TRUE(flushed.plan->flush_first);
 }
 
+// A story of `kind` (at 100 ms, 100 ms long) for set-nx-px and wait-synced.
+Scenario story_of(const std::string& fault) {
+  return scenario(R"({"name": "t", "algorithms": ["set-nx-px", "wait-synced"],
+                      "duration_ms": 1000, "faults": [)" +
+                  fault + "]}");
+}
+
+TEST(Plan, OnVirtualTimeACellThatMustKeepRealTimeIsNotApplicableAndSaysWhy) {
+  Servers servers;
+  servers.time = TimeMode::Virtual;
+  const LockUnderTest set_nx_px = LockUnderTest::built_in("set-nx-px");
+  auto why = [&](const Scenario& s, const LockUnderTest& lock) {
+    const PlannedRun planned = plan_run(s, lock, servers, 1);
+    EXPECT_FALSE(planned.plan);
+    return planned.not_applicable;
+  };
+  EXPECT_EQ(
+      why(story_of(R"({"kind": "sigstop-node", "at_ms": 100, "duration_ms": 100})"), set_nx_px),
+      "on virtual time: fault 0 (sigstop-node): a stopped server answers nothing, and a "
+      "virtual clock waits for every answer (--time real or auto runs it)");
+  EXPECT_NE(why(story_of(R"({"kind": "partition", "at_ms": 100, "duration_ms": 100})"), set_nx_px)
+                .find("fault proxies"),
+            std::string::npos);
+  EXPECT_NE(why(story_of(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"),
+                LockUnderTest::built_in("wait-synced"))
+                .find("replication and Sentinel keep their own pace"),
+            std::string::npos);
+  EXPECT_NE(why(story_of(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"),
+                adapter(std::string("set-nx-px")))
+                .find("an adapter's runtime keeps its own timers"),
+            std::string::npos);
+}
+
+TEST(Plan, OnVirtualTimeEveryServerReadsTheVirtualClock) {
+  Servers servers;
+  servers.time = TimeMode::Virtual;
+  const PlannedRun planned =
+      plan_run(story_of(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"),
+               LockUnderTest::built_in("set-nx-px"), servers, 1);
+  ASSERT_TRUE(planned.plan) << planned.not_applicable;
+  EXPECT_TRUE(planned.plan->virtual_time);
+  EXPECT_TRUE(planned.plan->shape.server_clocks);
+  EXPECT_FALSE(planned.plan->shape.client_links);
+}
+
+TEST(Plan, AutoTimeIsVirtualWhereTheCellAllowsItAndRealElsewhere) {
+  Servers servers;
+  servers.time = TimeMode::Auto;
+  const LockUnderTest set_nx_px = LockUnderTest::built_in("set-nx-px");
+  const PlannedRun paused = plan_run(
+      story_of(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"), set_nx_px, servers, 1);
+  const PlannedRun stopped =
+      plan_run(story_of(R"({"kind": "sigstop-node", "at_ms": 100, "duration_ms": 100})"), set_nx_px,
+               servers, 1);
+  ASSERT_TRUE(paused.plan && stopped.plan);
+  EXPECT_TRUE(paused.plan->virtual_time);
+  EXPECT_FALSE(stopped.plan->virtual_time);
+  servers.time = TimeMode::Real;
+  EXPECT_FALSE(plan_run(story_of(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"),
+                        set_nx_px, servers, 1)
+                   .plan->virtual_time);
+}
+
 }  // namespace
 }  // namespace locklab

@@ -72,7 +72,8 @@ TEST_F(SuiteCli, MetExpectationsExitZeroWithResultsJunitAndReport) {
   write_json(suite / "calm.json", calm_scenario());
   write_json(suite / "pause.json", pause_scenario());
   write_json(suite / "schema.json", {{"not", "a scenario"}});
-  Outcome o = locklab("suite " + paths() + " --jobs 2");
+  // On real time, so that a cell takes its story's duration (the JUnit time below).
+  Outcome o = locklab("suite " + paths() + " --jobs 2 --time real");
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.err.find("] pause × set-nx-px: violated (expected violated) ok "), std::string::npos)
       << o.err;
@@ -95,6 +96,7 @@ TEST_F(SuiteCli, MetExpectationsExitZeroWithResultsJunitAndReport) {
   EXPECT_EQ(pause["detection_rate"], 1.0);
   EXPECT_GE(pause["kinds"].value("mutual-exclusion", 0), 1);
   EXPECT_EQ(results["totals"]["cells_met"], 2);
+  EXPECT_EQ(results["options"]["time"], "real");
 
   json pause_run = read_json(out / "pause" / "results.json");
   ASSERT_EQ(pause_run["runs"].size(), 1u);
@@ -204,6 +206,7 @@ TEST_F(SuiteCli, MergedShardsAreWhatOneUnshardedRunWrites) {
   const json a = read_json(dir.path() / "whole" / "results.json");
   const json b = read_json(dir.path() / "merged" / "results.json");
   EXPECT_EQ(b["options"]["shard"], "1/1");
+  EXPECT_EQ(b["options"]["time"], "auto") << "the suite's default clock, as the shards kept it";
   EXPECT_EQ(comparable(a), comparable(b));
   EXPECT_EQ(b["locks"].size(), 2u) << "set-nx-px and fenced, as the whole run compared them";
   EXPECT_NE(b["redis_version"], "") << "the Redis version the shards ran";

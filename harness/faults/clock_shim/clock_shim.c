@@ -10,7 +10,12 @@
  * The offset is one int64 (ns, native byte order) at the start of the file
  * named by LOCKLAB_CLOCK_FILE, mapped shared: the lab writes it, every call
  * here reads it, so a jump takes effect at the next reading. No variable, no
- * file, or a file shorter than 8 bytes means offset 0. */
+ * file, or a file shorter than 8 bytes means offset 0.
+ *
+ * On a run's virtual time (harness/core/virtual_time.h), LOCKLAB_VIRTUAL_CLOCK_FILE
+ * names one more such word, the run's wall time (ns since the epoch), which
+ * the lab moves when its clock advances: the readings here are then that
+ * word plus the offset, and stand still between two advances. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
@@ -26,18 +31,27 @@ enum { UNMAPPED, MAPPING, MAPPED };
 
 static int map_state = UNMAPPED;
 static const int64_t* offset_word = NULL;
+static const int64_t* virtual_wall_word = NULL;
 
-static void map_offset_file(void) {
-  const char* path = getenv("LOCKLAB_CLOCK_FILE");
-  if (!path || !*path) return;
+/* The first int64 of the file named by `variable`, mapped shared, or NULL. */
+static const int64_t* map_word(const char* variable) {
+  const char* path = getenv(variable);
+  if (!path || !*path) return NULL;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) return NULL;
+  const int64_t* word = NULL;
   struct stat st;
   if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(int64_t)) {
     void* p = mmap(NULL, sizeof(int64_t), PROT_READ, MAP_SHARED, fd, 0);
-    if (p != MAP_FAILED) offset_word = p;
+    if (p != MAP_FAILED) word = p;
   }
   close(fd);
+  return word;
+}
+
+static void map_offset_file(void) {
+  offset_word = map_word("LOCKLAB_CLOCK_FILE");
+  virtual_wall_word = map_word("LOCKLAB_VIRTUAL_CLOCK_FILE");
 }
 
 /* The first caller maps the file; a thread that asks while another is mapping
@@ -57,8 +71,18 @@ static int64_t offset_ns(void) {
   return __atomic_load_n(offset_word, __ATOMIC_RELAXED);
 }
 
+/* The run's virtual wall time, or -1 off virtual time. Read after offset_ns(),
+ * which maps both words. */
+static int64_t virtual_wall_ns(void) {
+  if (__atomic_load_n(&map_state, __ATOMIC_ACQUIRE) != MAPPED || !virtual_wall_word) return -1;
+  return __atomic_load_n(virtual_wall_word, __ATOMIC_ACQUIRE);
+}
+
 static void add_offset(struct timespec* ts) {
-  int64_t ns = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec + offset_ns();
+  const int64_t offset = offset_ns();
+  const int64_t virtual_wall = virtual_wall_ns();
+  int64_t ns = virtual_wall >= 0 ? virtual_wall + offset
+                                 : (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec + offset;
   int64_t sec = ns / 1000000000;
   int64_t rem = ns % 1000000000;
   if (rem < 0) {
