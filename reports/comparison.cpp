@@ -247,6 +247,9 @@ std::string measured_words(const std::vector<const RunResult*>& runs) {
   if (std::all_of(runs.begin(), runs.end(),
                   [](const RunResult* r) { return r->carried_from.has_value(); }))
     out += " ↻";
+  if (std::all_of(runs.begin(), runs.end(),
+                  [](const RunResult* r) { return r->time == "virtual"; }))
+    out += " ◷";
   return out;
 }
 
@@ -365,7 +368,7 @@ std::string matrix_section(const std::vector<ScenarioResults>& stories,
       "without ✗, an overlap or a violation that harmed nothing (stopped by fencing: the late "
       "holder's writes were all rejected); n/a: the story cannot be told to that lock (its "
       "reason is below); ⚠: the measurement is not what the story predicts; ↻: carried from an "
-      "earlier run (--reuse); ⚑: the library "
+      "earlier run (--reuse); ◷: measured on virtual time (README \"Which clock\"); ⚑: the library "
       "left something its caller never saw (an unhandled rejection, an exception that ended one "
       "of its threads), listed below the matrix.\n\n| story |";
   for (const auto& lock : locks) md += " " + column_title(lock) + " |";

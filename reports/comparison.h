@@ -79,7 +79,8 @@ CellState cell_state(const std::vector<const RunResult*>& runs);
 // the overlap was and what the resource suffered: "✓ safe", "✗ broken lease:
 // lost update", "overrun, stopped by fencing", "liveness"; with several runs
 // that disagree, how many harmed (or broke); "⚠" in front when the
-// measurement is not what the story predicts.
+// measurement is not what the story predicts; "↻" after when every run was
+// carried over (--reuse), "◷" when every run kept virtual time.
 std::string measured_words(const std::vector<const RunResult*>& runs);
 
 // "violated (overlap), overrun": an expectation in the comparison's words.

@@ -182,7 +182,6 @@ class EpollScheduler final : public fibers::algo::algorithm {
   }
   void cancel_timer(int64_t at_ns, uint64_t id) { timers_.erase(std::pair(at_ns, id)); }
 
-  // Virtual time: a fiber waits on `socket` for an answer (or stopped waiting).
   // Virtual time: `socket` may hold the clock (holds_clock), or no longer can.
   void watch(SocketWaiter::Registration* socket) { watched_.insert(socket); }
   void unwatch(SocketWaiter::Registration* socket) { watched_.erase(socket); }
@@ -217,7 +216,8 @@ class EpollScheduler final : public fibers::algo::algorithm {
     }
   }
 
-  // A fiber waits for an answer its socket has not brought yet.
+  // Some socket holds the clock: a fiber waits for its answer, or a request
+  // is out on it with no news yet.
   bool answer_awaited() const {
     for (const SocketWaiter::Registration* socket : watched_)
       if (socket->holds_clock()) return true;
@@ -293,13 +293,13 @@ fibers::fiber launch_fiber(std::function<void()> body) {
                          EpollScheduler* scheduler = this_thread_scheduler;
                          fibers::context* self = fibers::context::active();
                          if (scheduler) scheduler->name_fiber(self);
-                         body();
+                         body();  // a fiber that throws ends the program
                          if (scheduler) scheduler->forget_fiber(self);
                        });
 }
 
-// Virtual time: blocks the calling fiber until `deadline_ns` (virtual) or,
-// when `condition` is given, until it is notified, whichever comes first.
+// Virtual time: blocks the calling fiber on `condition` until it is notified
+// or `deadline_ns` (virtual) comes, whichever is first.
 template <class Lock>
 void wait_virtual(EpollScheduler& scheduler, int64_t deadline_ns, Lock& lock,
                   fibers::condition_variable_any& condition) {

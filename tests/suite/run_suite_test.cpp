@@ -495,6 +495,10 @@ TEST(Comparison, SurvivalCountsHarmNotOverlaps) {
   EXPECT_EQ(words(3), "overrun, stopped by fencing");
   EXPECT_EQ(words(4), "broken lease, stopped by fencing");
   EXPECT_EQ(words(5), "broken lease and overrun, stopped by fencing");
+  // A cell whose every run kept virtual time says so.
+  ScenarioResults on_virtual_time = stories[0];
+  for (RunResult& run : on_virtual_time.runs) run.time = "virtual";
+  EXPECT_EQ(reports::measured_words(reports::runs_of(on_virtual_time, "L")), "✓ safe ◷");
 }
 
 TEST_F(RunSuite, TheComparisonSaysWhatEachLockSurvivesAndWhy) {
