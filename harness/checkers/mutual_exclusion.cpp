@@ -9,6 +9,7 @@
 // violations listed.
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <list>
 #include <string_view>
 #include <unordered_map>
@@ -442,7 +443,9 @@ class MutualExclusion final : public Kind {
   const Reporter::Counter kind_, stopped_;
   std::vector<Reporter::Counter> classes_;  // by OverlapClass
   Leases leases_;
-  std::vector<PerLock> locks_;
+  // A deque: a lock seen later must not move the earlier ones, whose
+  // by_process holds their list's end() (a moved std::list has a new end()).
+  std::deque<PerLock> locks_;
   std::vector<Hold> started_;  // holds opened at the current instant
 };
 

@@ -131,6 +131,10 @@ TEST(AdapterRenewal, AHeldAnswerOfFalseStopsTheWriteAndReleasesAreRetried) {
 // the same overlap cannot be told (its lease's end is unknown).
 // Two clients on a 300 ms lease: c2 paused from 0 for `c2_pause_ms`, c1
 // paused `c1_pause_ms` right before its write, after `work_ms` of work.
+// `work_ms` falls between two renewals (every 100 ms), so that no renewal is
+// in flight when the pause begins: one answered only after the pause would
+// place the lease's end a pause later, and the story would be decided by
+// whether the pause or the renewal came first.
 Scenario renewer_story(const std::string& name, int work_ms, int c2_pause_ms, int c1_pause_ms,
                        int wait_ms) {
   json story = json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 3000,
@@ -147,7 +151,7 @@ Scenario renewer_story(const std::string& name, int work_ms, int c2_pause_ms, in
 }
 
 Scenario paused_renewer() {
-  return renewer_story("paused-renewer", 500, 1000, 1200, 2000);
+  return renewer_story("paused-renewer", 450, 1000, 1200, 2000);
 }
 
 LockUnderTest reporting_renewals(const std::string& flags = "") {
@@ -185,7 +189,7 @@ TEST(AdapterRenewals, ReportedRenewalsPlaceTheLeasesEndAndTellTheOverlap) {
   ASSERT_FALSE(c1_acquired.is_null());
   ASSERT_FALSE(c1_write.is_null());
   EXPECT_EQ(c1_acquired["value"]["renewals_recorded"], true);
-  // Renewed every 100 ms from the acquire until the pause at 500 ms, each
+  // Renewed every 100 ms from the acquire until the pause at 450 ms, each
   // placed inside the hold and before the pause, though the lab learnt of
   // them only after it (with the release).
   ASSERT_GE(renewed.size(), 3u);
@@ -222,7 +226,7 @@ TEST(AdapterRenewals, ReportedRenewalsPlaceTheLeasesEndAndTellTheOverlap) {
 // ended: an overrun. Without it, c2's grant may have come any time since it
 // began to wait, c1's lease ended in between, and the overlap is not told.
 Scenario waiting_past_a_renewed_lease() {
-  return renewer_story("waiting-past-a-renewed-lease", 300, 100, 1000, 2500);
+  return renewer_story("waiting-past-a-renewed-lease", 250, 100, 1000, 2500);
 }
 
 TEST(AdapterRenewals, AnAdapterDatingTheWinningAttemptTellsAnOverrun) {

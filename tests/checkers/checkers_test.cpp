@@ -42,6 +42,23 @@ TEST(MutualExclusion, OverlappingHoldsNameBothAcquiresAndTheEnd) {
   EXPECT_TRUE(results.violated());
 }
 
+// A lock first seen after another lock's hold ended must not lose track of
+// that ended hold: a later write by its holder is judged, not read from a
+// freed hold (the locks once lived in a vector that moved them).
+TEST(MutualExclusion, LocksSeenLaterLeaveEndedHoldsIntact) {
+  HistoryBuilder h;
+  h.acquire("c1", "L");
+  h.release("c1", "L");
+  for (int i = 0; i < 40; ++i) {
+    h.acquire("c2", "M" + std::to_string(i));
+    h.release("c2", "M" + std::to_string(i));
+  }
+  for (int i = 0; i < 40; ++i) h.write("c1", "L", i);
+  auto results = check(h.events());
+  EXPECT_EQ(results.counts.at("holds"), 41);
+  EXPECT_EQ(results.counts.at("mutual-exclusion"), 0);
+}
+
 TEST(MutualExclusion, TouchingHoldsAreNotReported) {
   HistoryBuilder h;
   h.acquire("c1", "L");
