@@ -78,6 +78,10 @@ struct LockContext {
   // (by throwing ClientCrashed) there, to reproduce published timelines.
   std::function<void(std::string_view step)> step = [](std::string_view) {};
   uint64_t seed = 1;  // for owner values and retry jitter: runs repeat by seed
+  // The lease the story's clients will ask for (its workload's ttl_ms), known
+  // before the story's clock starts, for a lock that builds something per
+  // lease (a Redisson client per lockWatchdogTimeout) before it counts.
+  std::optional<milliseconds> story_ttl;
   // Algorithm parameters from the scenario (e.g. "replicas" for wait-synced).
   std::function<std::optional<int64_t>(std::string_view name)> param = [](std::string_view) {
     return std::optional<int64_t>{};

@@ -169,7 +169,9 @@ AdapterLock::AdapterLock(const AdapterConfig& config, const LockContext& context
   info_ = say_hello(*adapter_);
   hello_at_ = std::chrono::steady_clock::now();
   if (info_.connect) {
-    json connected = adapter_->request({{"op", "connect"}});
+    json request = {{"op", "connect"}};
+    if (context_.story_ttl) request["ttl_ms"] = context_.story_ttl->count();
+    json connected = adapter_->request(request);
     report_incidents(connected);
     if (!connected["ok"].get<bool>())
       throw AdapterError("adapter '" + adapter_->command() + "' could not connect to " +

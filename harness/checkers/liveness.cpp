@@ -2,8 +2,10 @@
 // no live process that may hold it unknowingly, no release or extend in
 // flight), failed acquire attempts
 // form a run. A failure joins the run only once every attempt still in
-// flight was invoked at or after it: an attempt in flight may yet succeed,
-// and then the lock may have been free since that attempt's invoke. The run
+// flight was invoked after it, and time has moved past it: an attempt in
+// flight may yet succeed, and then the lock may have been free since that
+// attempt's invoke; an attempt invoked at the same instant, recorded before
+// or after the failure, may have taken the lock just before it. The run
 // is judged when it is interrupted (a hold, an unknown outcome, an extend, a
 // crash) or when the history ends: against the faults in force during it
 // (the nemesis's start and end events, read as they come), a run longer
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <limits>
 
 #include "engine.h"
 #include "fault_kind.h"
@@ -41,15 +44,15 @@ class Liveness final : public Kind {
         case Type::Fail:
           remove(lock.in_flight, step.process);
           if (lock.clear) lock.unconfirmed.push_back(Attempt{step.process, step.invoke, step.ref});
-          confirm(lock);
+          confirm(lock, step.ref.time_ns);
           return;
         case Type::Ok:  // the hold it starts makes the lock busy
-          judge(step.lock, lock);
+          judge(step.lock, lock, step.ref.time_ns);
           remove(lock.in_flight, step.process);
           remove(lock.maybe_holders, step.process);
           return;
         case Type::Info:
-          judge(step.lock, lock);
+          judge(step.lock, lock, step.ref.time_ns);
           remove(lock.in_flight, step.process);
           lock.maybe_holders.push_back(step.process);
           lock.clear = false;
@@ -60,7 +63,7 @@ class Liveness final : public Kind {
     // Until a release or extend completes, its key may still be there (or be
     // written again): a live process is at work on the lock.
     if (step.type == Type::Invoke) {
-      judge(step.lock, lock);
+      judge(step.lock, lock, step.ref.time_ns);
       lock.busy.push_back(step.process);
       lock.clear = false;
       return;
@@ -79,7 +82,7 @@ class Liveness final : public Kind {
           !contains(lock.busy, process))
         continue;
       // Its key may be in Redis for good: the lock is free of live holders from here.
-      judge(LockId(id), lock);
+      judge(LockId(id), lock, crash.time_ns);
       remove(lock.in_flight, process);
       remove(lock.maybe_holders, process);
       remove(lock.busy, process);
@@ -109,7 +112,7 @@ class Liveness final : public Kind {
 
   void on_hold_start(const Hold& hold) override {
     PerLock& lock = per_lock(hold.lock);
-    judge(hold.lock, lock);
+    judge(hold.lock, lock, hold.start.time_ns);
     lock.clear = false;
   }
 
@@ -122,7 +125,8 @@ class Liveness final : public Kind {
   }
 
   void finish(const Replay&) override {
-    for (size_t id = 0; id < locks_.size(); ++id) judge(LockId(id), locks_[id]);
+    for (size_t id = 0; id < locks_.size(); ++id)
+      judge(LockId(id), locks_[id], std::numeric_limits<int64_t>::max());
   }
 
  private:
@@ -204,13 +208,16 @@ class Liveness final : public Kind {
     lock.unconfirmed.clear();
   }
 
-  // Moves into the run the failures no attempt in flight can contradict.
-  static void confirm(PerLock& lock) {
-    int64_t earliest_in_flight = std::numeric_limits<int64_t>::max();
+  // Moves into the run the failures no attempt can contradict any more:
+  // those before every attempt in flight was invoked, and before `now_ns`
+  // (the time of the event being read: an invoke at a failure's instant may
+  // be recorded after it).
+  static void confirm(PerLock& lock, int64_t now_ns) {
+    int64_t earliest_in_flight = now_ns;
     for (const auto& f : lock.in_flight)
       earliest_in_flight = std::min(earliest_in_flight, f.invoke.time_ns);
     while (!lock.unconfirmed.empty() &&
-           lock.unconfirmed.front().failed.time_ns <= earliest_in_flight) {
+           lock.unconfirmed.front().failed.time_ns < earliest_in_flight) {
       const Attempt& a = lock.unconfirmed.front();
       ++lock.attempts;
       if (!lock.first_invoke || a.invoke.time_ns < lock.first_invoke.time_ns)
@@ -221,8 +228,9 @@ class Liveness final : public Kind {
     }
   }
 
-  // Judges the run so far and ends it.
-  void judge(LockId id, PerLock& lock) {
+  // Judges the run so far, with the failures confirmed by `now_ns`, and ends it.
+  void judge(LockId id, PerLock& lock, int64_t now_ns) {
+    confirm(lock, now_ns);
     if (lock.clear && lock.attempts > 0 && lock.max_ttl_ms > 0) {
       const bool freed_later = lock.freed && lock.freed.time_ns > lock.first_invoke.time_ns;
       const Ref from = freed_later ? lock.freed : lock.first_invoke;

@@ -176,6 +176,7 @@ LockContext lock_context(const RunPlan& plan, Cluster& cluster,
   const Scenario& scenario = plan.scenario;
   LockContext context;
   context.node_count = size_t(plan.shape.masters);
+  context.story_ttl = std::chrono::milliseconds(scenario.workload.ttl_ms);
   context.param = [&scenario](std::string_view name) -> std::optional<int64_t> {
     auto it = scenario.workload.params.find(std::string(name));
     if (it == scenario.workload.params.end()) return std::nullopt;

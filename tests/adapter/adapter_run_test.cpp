@@ -305,7 +305,9 @@ TEST(AdapterIncidents, ConnectComesFirstAndIncidentsAreRecordedWhereTheyHappened
   EXPECT_EQ(run.outcome, RunOutcome::kMet);
   std::ifstream log(out.path() / "incident-lock" / "adapter-c1.stderr");
   std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("connected"), std::string::npos) << text;
+  EXPECT_NE(text.find("connected for a lease of 2000 ms"), std::string::npos)
+      << "connect tells the story's lease\n"
+      << text;
   EXPECT_EQ(text.find("acquire before connect"), std::string::npos) << text;
 
   ASSERT_EQ(run.incidents.size(), 2u);

@@ -37,7 +37,7 @@ for rid, op, request in requests():
             continue
         client = redis.Redis(host=host, port=port, socket_timeout=1.0)
         client.ping()
-        print("connected", file=sys.stderr, flush=True)
+        print(f"connected for a lease of {request.get('ttl_ms')} ms", file=sys.stderr, flush=True)
         send({"id": rid, "ok": True})
     elif op == "acquire":
         if client is None:

@@ -442,6 +442,33 @@ TEST(Liveness, AnAttemptThatLaterSucceedsCutsTheSpan) {
   EXPECT_EQ(violation_counts(check(h.events())), "");
 }
 
+// c3 invokes at 60 ms, the instant c1's attempt fails, and wins: c1's
+// failure may be c3's doing, whichever of the two the history lists first,
+// so it is no evidence that the lock was stuck until 60 ms.
+TEST(Liveness, AFailureAtTheInstantAWinningAttemptBeganIsNoEvidence) {
+  for (const bool failure_first : {false, true}) {
+    HistoryBuilder h = stuck_lock(20);
+    if (failure_first) {
+      h.at(50 * kMs).invoke("c1", "acquire", "L", json{{"ttl_ms", 10}});
+      h.at(60 * kMs).fail("c1", "acquire", "L");
+      h.at(60 * kMs).invoke("c3", "acquire", "L", json{{"ttl_ms", 10}});
+    } else {
+      h.at(50 * kMs).invoke("c1", "acquire", "L", json{{"ttl_ms", 10}});
+      h.at(60 * kMs).invoke("c3", "acquire", "L", json{{"ttl_ms", 10}});
+      h.at(60 * kMs).fail("c1", "acquire", "L");
+    }
+    h.at(61 * kMs).ok("c3", "acquire", "L");
+    EXPECT_EQ(violation_counts(check(h.events())), "") << "failure first: " << failure_first;
+  }
+  // A millisecond earlier, c1's failure shows the lock taken for 59 ms.
+  HistoryBuilder h = stuck_lock(20);
+  h.at(50 * kMs).invoke("c1", "acquire", "L", json{{"ttl_ms", 10}});
+  h.at(59 * kMs).fail("c1", "acquire", "L");
+  h.at(60 * kMs).invoke("c3", "acquire", "L", json{{"ttl_ms", 10}});
+  h.at(61 * kMs).ok("c3", "acquire", "L");
+  EXPECT_EQ(violation_counts(check(h.events())), "liveness=1");
+}
+
 TEST(Liveness, ALiveProcessThatMayHoldItExplainsTheFailures) {
   HistoryBuilder h;
   h.at(0).invoke("c0", "acquire", "L", json{{"ttl_ms", 10}});

@@ -329,12 +329,16 @@ TEST(RunEnvelope, ReuseCarriesOnlyTheSearchesMadeUnderTheSameConditions) {
   const json earlier = fake_envelope(first.path());
   EXPECT_TRUE(earlier.value("lab_build", "").size() == 16) << earlier.value("lab_build", "");
   std::set<std::string> searched;
-  auto counting = [&searched](double threshold) {
+  std::mutex searched_mutex;  // the envelope runs two searches at once (jobs = 2)
+  auto counting = [&](double threshold) {
     CellRunner fake =
         suite_test::fake_envelope_runner([=](const std::string&) { return threshold; });
-    return [fake, &searched](const Scenario& s, const std::string& lock, uint64_t seed,
-                             const fs::path& dir) {
-      searched.insert(lock);
+    return [fake, &searched, &searched_mutex](const Scenario& s, const std::string& lock,
+                                              uint64_t seed, const fs::path& dir) {
+      {
+        std::lock_guard guard(searched_mutex);
+        searched.insert(lock);
+      }
       return fake(s, lock, seed, dir);
     };
   };

@@ -52,6 +52,8 @@ public final class Protocol {
         Map<String, Object> hello();
         /** Builds the client and opens its connections (the connect op, or lazily before the first acquire). */
         void connect() throws Exception;
+        /** The lease the story will ask for, told by the connect op before the story's clock starts: build what that lease needs now. */
+        default void prepare(long ttlMs) throws Exception {}
         Map<String, Object> acquire(JsonNode request) throws Exception;
         Map<String, Object> release(JsonNode request) throws Exception;
         default Map<String, Object> extend(JsonNode request) throws Exception {
@@ -285,6 +287,7 @@ public final class Protocol {
                         // before the first acquire when the lab sends none.
                         try {
                             a.connect();
+                            if (op.equals("connect") && request.hasNonNull("ttl_ms")) a.prepare(request.get("ttl_ms").asLong());
                         } catch (Exception e) {
                             System.err.println("connect: " + describe(e));
                             return fail("cannot connect: " + describe(e));
