@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -106,6 +107,33 @@ std::mutex& sweep_mutex() {
   return m;
 }
 
+// Held, across every lab on the machine, while a slot is taken or the
+// records are swept: a sweep reads a record, decides and removes it with no
+// lab taking that slot in between. (Without it, a sweep that read a dead
+// lab's record could remove it after another lab had swept it too and taken
+// the slot again, and a third lab would get the same subnet.)
+class StateDirLock {
+ public:
+  explicit StateDirLock(const std::filesystem::path& dir) {
+    const auto file = dir / "lock";
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw std::runtime_error("cannot open " + file.string() + ": " + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      ::close(fd_);
+      throw std::runtime_error("cannot lock " + file.string() + ": " + std::strerror(error));
+    }
+  }
+  ~StateDirLock() { ::close(fd_); }
+  StateDirLock(const StateDirLock&) = delete;
+  StateDirLock& operator=(const StateDirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
 
 std::optional<std::string> netns_unavailable_reason() {
@@ -127,6 +155,7 @@ size_t sweep_netns_leftovers() {
   const auto dir = netns_state_dir();
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return 0;
+  StateDirLock locked(dir);
   size_t removed = 0;
   for (const auto& file : std::filesystem::directory_iterator(dir, ec)) {
     if (file.path().filename().string().rfind("slot-", 0) != 0) continue;
@@ -283,28 +312,31 @@ NetnsNode::NetnsNode(size_t clients) {
   const auto dir = netns_state_dir();
   std::filesystem::create_directories(dir);
   const pid_t pid = ::getpid();
-  for (int slot = 0; slot < kSlots && slot_ < 0; ++slot) {
-    auto file = dir / ("slot-" + std::to_string(slot));
-    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      if (errno == EEXIST) continue;
-      throw std::runtime_error("cannot create " + file.string() + ": " + std::strerror(errno));
-    }
-    slot_ = slot;
-    state_file_ = file;
-    name_ = "ll-" + std::to_string(pid) + "-" + std::to_string(slot);
-    host_veth_ = name_ + "h";
-    node_veth_ = name_ + "n";
-    // Recorded before anything exists, so a kill at any later step leaves a
-    // record the sweep can act on.
-    const std::string record =
-        "pid " + std::to_string(pid) + "\nnetns " + name_ + "\nveth " + host_veth_ + "\n";
-    const bool written = ::write(fd, record.data(), record.size()) == ssize_t(record.size());
-    ::close(fd);
-    if (!written) {
-      std::error_code ignored;
-      std::filesystem::remove(file, ignored);
-      throw std::runtime_error("cannot write " + file.string());
+  {
+    const StateDirLock locked(dir);  // no sweep between taking a slot and recording it
+    for (int slot = 0; slot < kSlots && slot_ < 0; ++slot) {
+      auto file = dir / ("slot-" + std::to_string(slot));
+      int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        if (errno == EEXIST) continue;
+        throw std::runtime_error("cannot create " + file.string() + ": " + std::strerror(errno));
+      }
+      slot_ = slot;
+      state_file_ = file;
+      name_ = "ll-" + std::to_string(pid) + "-" + std::to_string(slot);
+      host_veth_ = name_ + "h";
+      node_veth_ = name_ + "n";
+      // Recorded before anything exists, so a kill at any later step leaves a
+      // record the sweep can act on.
+      const std::string record =
+          "pid " + std::to_string(pid) + "\nnetns " + name_ + "\nveth " + host_veth_ + "\n";
+      const bool written = ::write(fd, record.data(), record.size()) == ssize_t(record.size());
+      ::close(fd);
+      if (!written) {
+        std::error_code ignored;
+        std::filesystem::remove(file, ignored);
+        throw std::runtime_error("cannot write " + file.string());
+      }
     }
   }
   if (slot_ < 0)

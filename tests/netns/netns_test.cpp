@@ -3,6 +3,7 @@
 // clean-up by what is left in /run/netns, /sys/class/net and the state dir.
 #include "netns.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -314,6 +316,55 @@ TEST(NetnsCleanup, SweepNeverRemovesWhatTheRecordDoesNotOwn) {
   EXPECT_TRUE(netns_exists(foreign));
   EXPECT_FALSE(fs::exists(record));
   output_of({"ip", "netns", "del", foreign});
+}
+
+// Labs that start together, each sweeping what a killed lab left before it
+// takes a slot, never take one slot twice: a sweep that read a dead lab's
+// record must not remove it after another lab has taken that slot again.
+// (The machine's own state directory: labs of other tests take slots too.)
+TEST(NetnsCleanup, LabsStartingTogetherNeverShareASlot) {
+  SKIP_WITHOUT_NETNS();
+  pid_t dead = -1;
+  {
+    ChildProcess done(ProcessSpec{.argv = {"true"}});
+    for (int i = 0; i < 5000 && done.running(); ++i) std::this_thread::sleep_for(milliseconds(1));
+    dead = done.pid();
+  }
+  fs::create_directories(netns_state_dir());
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    // A killed lab's records in the first three free slots (taken as a lab
+    // takes one: a record that exists is never overwritten).
+    for (int slot = 0, left = 3; left > 0 && slot < 64; ++slot) {
+      const fs::path file = netns_state_dir() / ("slot-" + std::to_string(slot));
+      const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd < 0) continue;
+      const std::string name = "ll-" + std::to_string(dead) + "-" + std::to_string(slot);
+      const std::string record =
+          "pid " + std::to_string(dead) + "\nnetns " + name + "\nveth " + name + "h\n";
+      EXPECT_EQ(::write(fd, record.data(), record.size()), ssize_t(record.size()));
+      ::close(fd);
+      --left;
+    }
+    std::vector<std::unique_ptr<ChildProcess>> holders;
+    for (int i = 0; i < 4; ++i)
+      holders.push_back(std::make_unique<ChildProcess>(ProcessSpec{
+          .argv = {NETNS_HOLDER_PATH}, .env = {}, .cwd = {}, .output = {}, .pipe_stdio = true}));
+    std::set<std::string> slots;
+    for (auto& holder : holders) {
+      std::string line;
+      char c = 0;
+      while (::read(holder->stdout_fd(), &c, 1) == 1 && c != '\n') line += c;
+      const std::string name = line.substr(0, line.find(' '));
+      EXPECT_FALSE(name.empty()) << "netns_holder did not start";
+      if (name.empty()) continue;
+      const std::string slot = name.substr(name.rfind('-') + 1);
+      EXPECT_TRUE(slots.insert(slot).second) << "slot " << slot << " taken twice";
+      EXPECT_TRUE(state_file_names(name)) << "the record of a live lab was swept: " << name;
+    }
+    // SIGTERM: each removes its namespace and record.
+    for (auto& holder : holders) holder->stop(seconds(20));
+  }
 }
 
 // A lab command run to its end, with the namespaces it was seen to hold.
