@@ -50,7 +50,8 @@
 //   release or extend of a live process was in flight, no live process could
 //   hold it unknowingly (an `info` acquire, until that process crashes,
 //   acquires it or releases it), and no other attempt could have taken it
-//   (the span ends before the invoke of any attempt that did not fail). The
+//   (the span ends before the invoke of any attempt that did not fail; a
+//   failure at the very instant of such an invoke is no evidence). The
 //   span runs from the later of the first failed attempt's invoke and the
 //   event that last freed the lock (a release or extend completing, lost,
 //   crash-client; none at the start of the history) to the last failed
