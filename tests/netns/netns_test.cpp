@@ -294,15 +294,16 @@ TEST(NetnsCleanup, StartupSweepRemovesWhatAKilledLabLeft) {
   EXPECT_TRUE(state_file_names(mine.name()));
 }
 
+// A dead pid: a child that has ended and been reaped.
+pid_t dead_pid() {
+  ChildProcess done(ProcessSpec{.argv = {"true"}});
+  for (int i = 0; i < 5000 && done.running(); ++i) std::this_thread::sleep_for(milliseconds(1));
+  return done.pid();
+}
+
 TEST(NetnsCleanup, SweepNeverRemovesWhatTheRecordDoesNotOwn) {
   SKIP_WITHOUT_NETNS();
-  // A dead pid: a child that has ended and been reaped.
-  pid_t dead = -1;
-  {
-    ChildProcess done(ProcessSpec{.argv = {"true"}});
-    for (int i = 0; i < 5000 && done.running(); ++i) std::this_thread::sleep_for(milliseconds(1));
-    dead = done.pid();
-  }
+  const pid_t dead = dead_pid();
   // A namespace the record names but the naming scheme does not give to that pid.
   const std::string foreign = "lltest-" + std::to_string(::getpid());
   ASSERT_EQ(output_of({"ip", "netns", "add", foreign}), "");
@@ -324,12 +325,7 @@ TEST(NetnsCleanup, SweepNeverRemovesWhatTheRecordDoesNotOwn) {
 // (The machine's own state directory: labs of other tests take slots too.)
 TEST(NetnsCleanup, LabsStartingTogetherNeverShareASlot) {
   SKIP_WITHOUT_NETNS();
-  pid_t dead = -1;
-  {
-    ChildProcess done(ProcessSpec{.argv = {"true"}});
-    for (int i = 0; i < 5000 && done.running(); ++i) std::this_thread::sleep_for(milliseconds(1));
-    dead = done.pid();
-  }
+  const pid_t dead = dead_pid();
   fs::create_directories(netns_state_dir());
   for (int round = 0; round < 3; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
