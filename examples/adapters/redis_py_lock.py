@@ -103,7 +103,13 @@ HANDLERS = {"acquire": acquire, "release": release, "extend": extend}
 def handle(client, request):
     op = request.get("op")
     if op == "hello":
-        return protocol.hello("redis-py-lock", "redis-py " + redis.__version__)
+        return protocol.hello("redis-py-lock", "redis-py " + redis.__version__, connect=True)
+    if op == "connect":  # before the story's clock starts: the connection an application has open
+        try:
+            client.ping()
+        except RedisError as error:
+            return {"ok": False, "error": "redis: %s" % error}
+        return {"ok": True}
     if op not in HANDLERS:
         return protocol.unknown_op(op)
     try:

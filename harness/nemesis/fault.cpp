@@ -41,6 +41,7 @@ json Fault::describe() const {
   if (at_ms) j["at_ms"] = *at_ms;
   if (when) j["when"] = {{"client", when->client}, {"step", when->step}, {"nth", when->nth}};
   if (duration_ms) j["duration_ms"] = *duration_ms;
+  if (until) j["until"] = {{"client", until->client}, {"step", until->step}, {"nth", until->nth}};
   for (const FaultParam& p : info(kind).params) {
     if (p.type == ParamType::Choice)
       j[std::string(p.name)] = choice(p.name);

@@ -27,6 +27,9 @@ struct Fault {
   std::optional<int64_t> at_ms;        // from the start of the run, or
   std::optional<StepTrigger> when;     // right after a client step
   std::optional<int64_t> duration_ms;  // undone after this long (absent: lasts to the end)
+  // And not before this client step: with duration_ms too, undone at the
+  // later of the two. A step reached before the fault fired counts as reached.
+  std::optional<StepTrigger> until;
   // Targets, read as info(kind).target says: client ids (empty = every
   // client, or the trigger client for pause/crash-client) and server indices
   // (empty = every master), or for a fault on node 0's replication or master

@@ -39,6 +39,7 @@ Nemesis::Nemesis(Schedule schedule, FaultTargets& targets, std::vector<ClientHan
     }
     for (const auto& c : f.clients) client_index(c);
     if (f.when) client_index(f.when->client);
+    if (f.until) client_index(f.until->client);
     const Needs needs = f.needs();
     if (needs.has(Need::ServerClock) && !targets_.server_clock(0))
       throw std::runtime_error(where + ": servers were not started under the clock shim");
@@ -70,6 +71,18 @@ void Nemesis::schedule_at(int64_t at_ns, Action action) {
     timeline_.emplace(at_ns, std::move(action));
   }
   wake_.notify_all();
+}
+
+void Nemesis::end_waits_at(int64_t at_ns) {
+  schedule_at(at_ns, [this] {
+    std::vector<size_t> waiting;
+    {
+      std::lock_guard l(mu_);
+      for (const auto& [index, ending] : endings_)
+        if (ending.until) waiting.push_back(index);
+    }
+    for (size_t index : waiting) end_wait_over(index, &Ending::until);
+  });
 }
 
 void Nemesis::end_timeline() {
@@ -254,11 +267,34 @@ Nemesis::Action Nemesis::start_fault(const Firing& firing) {
 }
 
 void Nemesis::keep_in_force(size_t index, Action undo, std::optional<int64_t> duration_ms) {
-  std::lock_guard l(mu_);
-  active_.emplace(index, std::move(undo));
-  if (!duration_ms) return;
-  timeline_.emplace(monotonic_ns() + *duration_ms * 1'000'000, [this, index] { undo_now(index); });
+  const bool has_until = schedule_.fault(index).until.has_value();
+  bool undo_at_once = false;
+  {
+    std::lock_guard l(mu_);
+    active_.emplace(index, std::move(undo));
+    const Ending ending{duration_ms.has_value(), has_until && !schedule_.until_passed(index)};
+    if (ending.duration || ending.until)
+      endings_[index] = ending;
+    else
+      undo_at_once = has_until;  // its step came before it fired, and no duration holds it
+    if (duration_ms)
+      timeline_.emplace(monotonic_ns() + *duration_ms * 1'000'000,
+                        [this, index] { end_wait_over(index, &Ending::duration); });
+  }
   wake_.notify_all();
+  if (undo_at_once) undo_now(index);
+}
+
+void Nemesis::end_wait_over(size_t index, bool Ending::*wait) {
+  {
+    std::lock_guard l(mu_);
+    auto it = endings_.find(index);
+    if (it == endings_.end()) return;  // not in force, or healed by stop()
+    it->second.*wait = false;
+    if (it->second.duration || it->second.until) return;
+    endings_.erase(it);
+  }
+  undo_now(index);
 }
 
 void Nemesis::undo_now(size_t index) {
@@ -457,11 +493,12 @@ void Nemesis::on_step(const std::string& client, std::string_view step) {
 }
 
 void Nemesis::apply_step(const std::string& client, std::string_view step) {
-  std::vector<size_t> fired;
+  std::vector<size_t> fired, reached;
   {
     std::lock_guard l(mu_);
     if (stopping_) return;
     fired = schedule_.on_step(client, step);
+    reached = schedule_.until_reached(client, step);
   }
   bool pause_self = false, crash_self = false;
   for (size_t index : fired) {
@@ -472,6 +509,9 @@ void Nemesis::apply_step(const std::string& client, std::string_view step) {
     if (f.kind == FaultKind::Pause && targets_self) pause_self = true;
     if (f.kind == FaultKind::CrashClient && targets_self) crash_self = true;
   }
+  // After the faults this step fires: one that starts here and one that
+  // waited for it, on the same client, hand it over without a gap.
+  for (size_t index : reached) end_wait_over(index, &Ending::until);
   if (crash_self) throw ClientCrashed{std::string(step)};
   if (pause_self) clients_[client_index(client)].gate->pass();
 }
@@ -482,6 +522,7 @@ void Nemesis::stop() {
     std::lock_guard l(mu_);
     stopping_ = true;
     still_active.swap(active_);
+    endings_.clear();
     timeline_.clear();
   }
   wake_.notify_all();

@@ -63,6 +63,13 @@ class Nemesis {
   // fiber, until end_timeline() or stop().
   void run_timeline();
 
+  // At `at_ns` (monotonic_ns() scale: the run's end), every fault still
+  // waiting for its `until` step stops waiting (the step never came) and is
+  // undone unless its duration still holds it: a client paused until
+  // another's step then sees that the run is over, where it would otherwise
+  // wait at its gate for ever.
+  void end_waits_at(int64_t at_ns);
+
   // Makes run_timeline() return; the faults in force stay until stop().
   void end_timeline();
 
@@ -92,9 +99,18 @@ class Nemesis {
   // Starts the fault of `firing` and returns what undoes it, or an empty
   // action for a fault that is over at once or ends on its own.
   Action start_fault(const Firing& firing);
-  // Keeps `undo` of fault `index` until `duration_ms` has passed (absent:
-  // until stop() heals it).
+  // Keeps `undo` of fault `index` until `duration_ms` has passed and its
+  // `until` step has been reached, those of the two it has (neither: until
+  // stop() heals it).
   void keep_in_force(size_t index, Action undo, std::optional<int64_t> duration_ms);
+  // What a fault in force still waits for before it is undone.
+  struct Ending {
+    bool duration = false;  // its duration_ms to pass
+    bool until = false;     // its `until` step to be reached
+  };
+  // One of fault `index`'s waits is over (`wait` names it); undoes the fault
+  // once it waits for nothing more.
+  void end_wait_over(size_t index, bool Ending::*wait);
   // Undoes fault `index` and records its end, unless stop() healed it already.
   void undo_now(size_t index);
 
@@ -147,6 +163,7 @@ class Nemesis {
   FiberCondition wake_;
   std::multimap<int64_t, Action> timeline_;  // monotonic ns → action
   std::map<size_t, Action> active_;          // fault index → undo of a fault in force
+  std::map<size_t, Ending> endings_;         // fault index → what it waits for to be undone
   std::vector<FaultOutcome> outcomes_;
   bool stopping_ = false;
   bool timeline_ended_ = false;

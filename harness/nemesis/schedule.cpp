@@ -9,6 +9,7 @@ Schedule::Schedule(std::vector<Fault> faults, std::string_view algorithm)
   for (const Fault& f : faults_) {
     applies_.push_back(f.applies_to(algorithm));
     if (applies_.back() && f.when) watched_.emplace_back(f.when->client, f.when->step);
+    if (applies_.back() && f.until) watched_.emplace_back(f.until->client, f.until->step);
   }
 }
 
@@ -28,14 +29,29 @@ std::vector<std::pair<int64_t, size_t>> Schedule::timed() const {
 
 std::vector<size_t> Schedule::on_step(const std::string& client, std::string_view step) {
   const int count = ++step_counts_[{client, std::string(step)}];
-  std::vector<size_t> fired;
+  return named_by(&Fault::when, client, step, count);
+}
+
+std::vector<size_t> Schedule::until_reached(const std::string& client,
+                                            std::string_view step) const {
+  return named_by(&Fault::until, client, step, step_count(client, step));
+}
+
+std::vector<size_t> Schedule::named_by(std::optional<StepTrigger> Fault::*trigger,
+                                       const std::string& client, std::string_view step,
+                                       int count) const {
+  std::vector<size_t> out;
   for (size_t i = 0; i < faults_.size(); ++i) {
-    const Fault& f = faults_[i];
-    if (applies_[i] && f.when && f.when->client == client && f.when->step == step &&
-        f.when->nth == count)
-      fired.push_back(i);
+    const std::optional<StepTrigger>& t = faults_[i].*trigger;
+    if (applies_[i] && t && t->client == client && t->step == step && t->nth == count)
+      out.push_back(i);
   }
-  return fired;
+  return out;
+}
+
+bool Schedule::until_passed(size_t index) const {
+  const Fault& f = faults_.at(index);
+  return f.until && step_count(f.until->client, f.until->step) >= f.until->nth;
 }
 
 int Schedule::step_count(const std::string& client, std::string_view step) const {

@@ -38,15 +38,28 @@ class Schedule {
   // and this count as `nth`), in scenario order.
   std::vector<size_t> on_step(const std::string& client, std::string_view step);
 
+  // The applicable faults whose `until` is the arrival on_step() has just
+  // counted (the client, the step and this count as `nth`), in scenario order.
+  std::vector<size_t> until_reached(const std::string& client, std::string_view step) const;
+
+  // Whether fault `index` has an `until` that has been reached already.
+  bool until_passed(size_t index) const;
+
   // How often `client` has reached `step` so far.
   int step_count(const std::string& client, std::string_view step) const;
 
-  // Whether an applicable fault is triggered by `client` reaching `step`.
+  // Whether an applicable fault is triggered, or waits to end, at `client`
+  // reaching `step`.
   // Arrivals anywhere else can never fire one, so a caller may skip them;
   // reads only what the constructor set, so any thread may ask at any time.
   bool watches(std::string_view client, std::string_view step) const;
 
  private:
+  // The applicable faults whose `trigger` (when or until) is `client`'s
+  // `count`th arrival at `step`, in scenario order.
+  std::vector<size_t> named_by(std::optional<StepTrigger> Fault::*trigger,
+                               const std::string& client, std::string_view step, int count) const;
+
   std::vector<Fault> faults_;
   std::vector<bool> applies_;
   std::vector<std::pair<std::string, std::string>> watched_;  // (client, step)

@@ -273,6 +273,7 @@ std::vector<FaultFiring> run_with_nemesis(const RunPlan& plan, RunClients& clien
   if (probe && probe->started) probe->started(cluster);
   std::atomic<bool> stop{false};
   const int64_t deadline = monotonic_ns() + plan.scenario.duration_ms * 1'000'000;
+  nemesis.end_waits_at(deadline);
   const std::vector<Workload> workloads = workloads_of(plan.scenario, clients.clients.size());
   std::atomic<size_t> clients_running = clients.clients.size();
   std::vector<std::function<void()>> runs;

@@ -158,23 +158,26 @@ FaultKind parse_fault_kind(Fields& f) {
   return *parsed;
 }
 
+// A client step, as "when" and "until" name it: {client, step, nth}.
+StepTrigger parse_step_trigger(Fields w, const Scenario& s) {
+  StepTrigger trigger;
+  trigger.client = w.text("client").value_or("");
+  trigger.step = w.text("step").value_or("");
+  trigger.nth = int(w.integer("nth", 1, 1'000'000).value_or(1));
+  w.done();
+  if (auto e = client_name_error(trigger.client, s.clients); !e.empty())
+    w.fail(w.path("client"), e);
+  if (trigger.step.empty()) w.fail(w.path("step"), "must name a client step (e.g. \"acquired\")");
+  return trigger;
+}
+
 // When the fault fires: exactly one of "at_ms" (a time within the run) or
 // "when" (a client step).
 void parse_fault_trigger(Fields& f, const std::string& path, const Scenario& s,
                          const std::filesystem::path& file, Fault& fault) {
   if (f.find("at_ms")) fault.at_ms = f.integer("at_ms", 0, kMaxMs).value_or(0);
-  if (const json* when = f.find("when")) {
-    Fields w = fields_of(*when, file, f.path("when"));
-    StepTrigger trigger;
-    trigger.client = w.text("client").value_or("");
-    trigger.step = w.text("step").value_or("");
-    trigger.nth = int(w.integer("nth", 1, 1'000'000).value_or(1));
-    w.done();
-    if (auto e = client_name_error(trigger.client, s.clients); !e.empty())
-      w.fail(w.path("client"), e);
-    if (trigger.step.empty()) w.fail(w.path("step"), "must name a client step (e.g. \"acquired\")");
-    fault.when = trigger;
-  }
+  if (const json* when = f.find("when"))
+    fault.when = parse_step_trigger(fields_of(*when, file, f.path("when")), s);
   if (fault.at_ms.has_value() == fault.when.has_value())
     f.fail(path, "needs exactly one of \"at_ms\" (a time) or \"when\" (a client step)");
   if (fault.at_ms && *fault.at_ms >= s.duration_ms)
@@ -183,7 +186,26 @@ void parse_fault_trigger(Fields& f, const std::string& path, const Scenario& s,
                                 std::to_string(s.duration_ms) + "): the fault would never fire");
 }
 
-// "duration_ms", as the fault's kind allows or requires it.
+// "until": a client step before which the fault is not undone. Only a fault
+// the nemesis undoes can wait for one, and it must be a step of the workload,
+// which every lock (an adapter's too) reaches.
+void parse_fault_until(Fields& f, const FaultKindInfo& row, const Scenario& s,
+                       const std::filesystem::path& file, Fault& fault) {
+  const json* until = f.find("until");
+  if (!until) return;
+  fault.until = parse_step_trigger(fields_of(*until, file, f.path("until")), s);
+  if (!row.undoable)
+    f.fail(f.path("until"),
+           "does not apply to " + std::string(row.name) + ", which the nemesis does not undo");
+  const auto& steps = workload_steps();
+  if (std::find(steps.begin(), steps.end(), fault.until->step) == steps.end())
+    f.fail(f.path("until.step"),
+           "is \"" + fault.until->step +
+               "\", which is not a step of the workload (valid: " + joined(steps) + ")");
+}
+
+// "duration_ms", as the fault's kind allows or requires it (a fault that
+// lasts until a client step needs none).
 void parse_fault_duration(Fields& f, const FaultKindInfo& row, Fault& fault) {
   if (f.find("duration_ms")) {
     if (row.duration == DurationRule::None)
@@ -191,8 +213,22 @@ void parse_fault_duration(Fields& f, const FaultKindInfo& row, Fault& fault) {
              "does not apply to " + std::string(row.name) + ", which is not undone after a time");
     fault.duration_ms = f.integer("duration_ms", 0, kMaxMs).value_or(0);
   }
-  if (row.duration == DurationRule::Required && !fault.duration_ms)
-    f.fail(f.path("duration_ms"), "is required for " + std::string(row.name));
+  if (row.duration == DurationRule::Required && !fault.duration_ms && !fault.until)
+    f.fail(f.path("duration_ms"), "is required for " + std::string(row.name) +
+                                      " (or \"until\", a client step that ends it)");
+}
+
+// A pause that waits for a step of a client it stops would wait forever.
+void check_fault_until(Fields& f, const Fault& fault) {
+  if (!fault.until || fault.kind != FaultKind::Pause) return;
+  const std::string& waited = fault.until->client;
+  const bool stops_it =
+      fault.clients.empty()
+          ? !fault.when || fault.when->client == waited
+          : std::find(fault.clients.begin(), fault.clients.end(), waited) != fault.clients.end();
+  if (stops_it)
+    f.fail(f.path("until.client"),
+           "is " + waited + ", which this pause stops: it would never reach the step");
 }
 
 // "clients", for a fault that acts on clients or their links.
@@ -284,6 +320,7 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
   fault.kind = parse_fault_kind(f);
   const FaultKindInfo& row = info(fault.kind);
   parse_fault_trigger(f, path, s, file, fault);
+  parse_fault_until(f, row, s, file, fault);
   parse_fault_duration(f, row, fault);
   parse_fault_clients(f, row, s, fault);
   parse_fault_nodes(f, row, s, fault);
@@ -292,6 +329,7 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
   f.text("why").value_or("");
   f.done();
   check_fault_topology(f, row, s, fault);
+  check_fault_until(f, fault);
   return fault;
 }
 
@@ -550,6 +588,7 @@ json scenario_to_json(const Scenario& s) {
     json j = {{"kind", f.name()}};
     j.update(f.describe());
     if (f.when && f.when->nth == 1) j["when"].erase("nth");
+    if (f.until && f.until->nth == 1) j["until"].erase("nth");
     if (!f.clients.empty()) j["clients"] = f.clients;
     if (!f.nodes.empty()) j["nodes"] = f.nodes;
     if (!f.algorithms.empty()) j["algorithms"] = f.algorithms;

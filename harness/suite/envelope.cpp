@@ -28,7 +28,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int64_t kHeadStartMs = 100;  // c2 starts this late, so that c1 takes the lock first
+constexpr int64_t kHeadStartMs = 100;  // c2 starts this late, and not before c1 holds the lock
 
 int64_t lease_ms(double leases) {
   return std::llround(leases * double(kEnvelopeLeaseMs));
@@ -112,7 +112,8 @@ Scenario envelope_scenario(EnvelopeAxis axis, double size) {
                               {"at_ms", 0},
                               {"clients", {"c2"}},
                               {"duration_ms", head_start},
-                              {"why", "c1 takes the lock first"}}});
+                              {"until", {{"client", "c1"}, {"step", "acquired"}}},
+                              {"why", "c1 takes the lock first, however slow its first acquire"}}});
   if (!baseline) faults.push_back(fault);
   json document = {{"name", "envelope-" + std::string(row.name)},
                    {"description",

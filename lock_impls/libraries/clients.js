@@ -64,6 +64,23 @@ function whenReady(clients, ms = 1000) {
   return Promise.race([Promise.all(ready), new Promise((resolve) => setTimeout(resolve, ms))]);
 }
 
+// The answer to the lab's `connect` (harness/adapter/PROTOCOL.md, "Connecting"):
+// ok once every client is connected, so that the story's clock starts with
+// the connections an application would have open. A fault at the story's
+// start (a partition at 0 ms) then finds them open, as it would in
+// production, instead of resetting them half-made and holding the first
+// acquire until `whenReady` gives up. Not connected within `ms`: an error
+// naming the endpoints, which stops the run.
+async function connected(clients, ms = 5000) {
+  await whenReady(clients, ms);
+  const missing = clients
+    .filter((client) => client.status !== 'ready')
+    .map((client) => `${client.options.host}:${client.options.port}`);
+  if (missing.length)
+    return { ok: false, error: `redis ${missing.join(', ')}: not connected within ${ms} ms` };
+  return { ok: true };
+}
+
 // ioredis refused the command before writing it: it never reached Redis.
 function notSent(error) {
   return !!error && /^Stream isn't writeable/.test(error.message);
@@ -298,6 +315,7 @@ module.exports = {
   connect,
   tapped,
   whenReady,
+  connected,
   notSent,
   outcomeOf,
   Tap,

@@ -109,6 +109,8 @@ function hello({ name, version, steps, renews, renewals: reported }) {
     // What it dates (renewals, an acquire's attempt_ns) is dated by this clock.
     monotonic_ns: monotonicNs(),
     incidents: true,
+    // Every adapter here connects before the story's clock starts.
+    connect: true,
   });
 }
 
@@ -151,6 +153,7 @@ function run(handlers) {
       return handlers.hello();
     }
     if (op === 'incidents' || op === 'renewals') return { ok: true };
+    if (op === 'connect') return handlers.connect ? handlers.connect(request) : { ok: true };
     const handler = handlers[op];
     if (!handler) return { ok: false, error: `unknown op ${JSON.stringify(op)}` };
 

@@ -23,7 +23,7 @@
 // through the library's auto-extension, redlock.using() (using.js), and every
 // extension it sends is reported as a renewal.
 const { hello, endpointsFrom, renewed, monotonicNs } = require('./protocol');
-const { tapped, outcomeOf, lost, settled, failedAcquire, describe } = require('./clients');
+const { tapped, connected, outcomeOf, lost, settled, failedAcquire, describe } = require('./clients');
 const { usingHandlers } = require('./using');
 
 function redlock5(library) {
@@ -312,7 +312,8 @@ function redlock5(library) {
     renews: USING,
     renewals: USING,
   });
-  return USING ? { hello: answer, ...usingMode() } : { hello: answer, acquire, release, extend };
+  const connect = () => connected(clients);
+  return USING ? { hello: answer, connect, ...usingMode() } : { hello: answer, connect, acquire, release, extend };
 }
 
 module.exports = { redlock5 };

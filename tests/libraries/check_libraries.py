@@ -45,7 +45,10 @@ def fail(message):
 def hello_name(command, directory):
     """The name an adapter answers hello with (the name the suite's columns
     and -a use). It needs no server for hello; the address given is never
-    listened on."""
+    listened on. Every adapter here must say hello with `connect`: its
+    connections are then open when the story's clock starts, as an
+    application's are, and a fault at the story's first instant finds them
+    open instead of half-made."""
     adapter = subprocess.Popen(shlex.split(command) + ["--redis", "127.0.0.1:9"], cwd=directory,
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True)
@@ -58,6 +61,9 @@ def hello_name(command, directory):
     for line in answer.splitlines():
         response = json.loads(line)
         if response.get("id") == 1 and response.get("name"):
+            if response.get("connect") is not True:
+                fail(f"{command}: hello does not say \"connect\": true, so its connections "
+                     "would be opened inside the story (harness/adapter/PROTOCOL.md, Connecting)")
             return response["name"]
     fail(f"{command}: hello answered {answer!r}")
 

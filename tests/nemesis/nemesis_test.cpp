@@ -335,6 +335,75 @@ TEST(Nemesis, APausedClientStopsAloneWhileTheClientsBesideItGoOn) {
   EXPECT_FALSE(r.events("c1", "write", "ok").empty()) << "c1 went on after its pause";
 }
 
+// A pause with `until` ends at the later of its duration and the step: here
+// the step, c1's release after 300 ms of work, comes long after the 50 ms.
+TEST(Nemesis, APauseUntilAnotherClientsStepLastsUntilThatStep) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 1200,
+      "workload": {"locks": ["L"], "ttl_ms": 5000, "work_ms": 300, "think_ms": 5},
+      "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 50,
+                  "until": {"client": "c1", "step": "released"}}]})",
+                    "set-nx-px");
+  auto pause = r.events("nemesis", "pause", "info");
+  ASSERT_EQ(pause.size(), 2u);
+  EXPECT_EQ(pause[0]["value"]["until"], json({{"client", "c1"}, {"step", "released"}, {"nth", 1}}));
+  auto released = r.events("c1", "release", "ok");
+  ASSERT_FALSE(released.empty());
+  // The end is recorded once the gate is open: c2's first event may come
+  // just before it, never before the step that ended the pause.
+  const int64_t released_at = released[0]["time_ns"];
+  EXPECT_GT(pause[1]["time_ns"].get<int64_t>(), released_at)
+      << "the pause ended before c1 released";
+  for (const auto& e : r.history)
+    if (e["process"] == "c2") EXPECT_GT(e["time_ns"].get<int64_t>(), released_at) << e.dump();
+  EXPECT_FALSE(r.events("c2", "acquire", "ok").empty()) << "c2 went on after the step";
+  EXPECT_TRUE(r.result["faults"][0]["ended_at_ms"].is_number());
+}
+
+// …and at its duration when the step came first, or before the fault fired.
+TEST(Nemesis, APauseUntilAStepAlreadyReachedLastsItsDurationOrEndsAtOnce) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 3, "duration_ms": 1500,
+      "workload": {"locks": ["L1", "L2", "L3"], "lock_per_client": true, "ttl_ms": 5000,
+                   "work_ms": 20, "think_ms": 5},
+      "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 400,
+                  "until": {"client": "c1", "step": "acquired"}},
+                 {"kind": "pause", "when": {"client": "c1", "step": "released"},
+                  "clients": ["c3"], "until": {"client": "c1", "step": "acquired"}}]})",
+                    "set-nx-px");
+  std::vector<json> c2_pause, c3_pause;
+  for (const auto& e : r.events("nemesis", "pause", "info"))
+    (e["value"]["fault"] == 0 ? c2_pause : c3_pause).push_back(e);
+  ASSERT_EQ(c2_pause.size(), 2u);
+  ASSERT_EQ(c3_pause.size(), 2u);
+  const int64_t c2_paused_for =
+      c2_pause[1]["time_ns"].get<int64_t>() - c2_pause[0]["time_ns"].get<int64_t>();
+  EXPECT_GE(c2_paused_for, 400'000'000) << "c2's pause ended at c1's acquire, before its 400 ms";
+  EXPECT_LT(c2_paused_for, 1'000'000'000);
+  // c3's pause fired after c1 had acquired: it is over as soon as it starts.
+  const int64_t c3_paused_for =
+      c3_pause[1]["time_ns"].get<int64_t>() - c3_pause[0]["time_ns"].get<int64_t>();
+  EXPECT_LT(c3_paused_for, 100'000'000);
+  EXPECT_GT(r.events("c3", "acquire", "ok").size(), 2u) << "c3 stayed paused";
+}
+
+// A step that never comes (here: c1's thousandth release) must not keep its
+// pause past the run: the client would wait at its gate for ever and the
+// run would never end.
+TEST(Nemesis, APauseWhoseStepNeverComesEndsWithTheRun) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 600,
+      "workload": {"locks": ["L"], "ttl_ms": 5000, "work_ms": 20, "think_ms": 5},
+      "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"],
+                  "until": {"client": "c1", "step": "released", "nth": 1000}}]})",
+                    "set-nx-px");
+  auto pause = r.events("nemesis", "pause", "info");
+  ASSERT_EQ(pause.size(), 2u);
+  const int64_t paused_for =
+      pause[1]["time_ns"].get<int64_t>() - pause[0]["time_ns"].get<int64_t>();
+  EXPECT_GE(paused_for, 600'000'000) << "the pause ended before the run did";
+  for (const auto& e : r.events("c2", "acquire", "ok"))  // its first acquire, at most, after it
+    EXPECT_GT(e["time_ns"].get<int64_t>(), pause[1]["time_ns"].get<int64_t>()) << e.dump();
+  EXPECT_FALSE(r.events("c1", "release", "ok").empty());
+}
+
 // The clients of a built-in lock do not take a thread each.
 TEST(Nemesis, ARunsClientsShareOneThread) {
   auto threads = [] {

@@ -53,6 +53,28 @@ TEST(Schedule, WatchesTheStepsOfItsApplicableFaultsOnly) {
   EXPECT_FALSE(schedule.watches("c2", "after-setnx"));  // not this algorithm's
 }
 
+TEST(Schedule, AnUntilStepIsWatchedAndReachedOnItsNthArrival) {
+  Fault pause = at(FaultKind::Pause, 0);
+  pause.clients = {"c2"};
+  pause.until = StepTrigger{"c1", "acquired", 2};
+  Fault other = pause;
+  other.algorithms = {"setnx-expire"};
+  Schedule schedule({pause, other}, "set-nx-px");
+  EXPECT_TRUE(schedule.watches("c1", "acquired"));
+  EXPECT_FALSE(schedule.watches("c2", "acquired"));
+  EXPECT_TRUE(schedule.on_step("c1", "acquired").empty());  // it fires nothing
+  EXPECT_TRUE(schedule.until_reached("c1", "acquired").empty());
+  EXPECT_FALSE(schedule.until_passed(0));
+  schedule.on_step("c2", "acquired");
+  EXPECT_TRUE(schedule.until_reached("c2", "acquired").empty());
+  schedule.on_step("c1", "acquired");
+  EXPECT_EQ(schedule.until_reached("c1", "acquired"), std::vector<size_t>{0});  // not `other`
+  EXPECT_TRUE(schedule.until_passed(0));
+  schedule.on_step("c1", "acquired");
+  EXPECT_TRUE(schedule.until_reached("c1", "acquired").empty());  // once only
+  EXPECT_TRUE(schedule.until_passed(0));
+}
+
 TEST(Schedule, FaultsMeantForOtherAlgorithmsNeverFire) {
   Fault only_expire = on(FaultKind::CrashClient, "c1", "after-setnx");
   only_expire.algorithms = {"setnx-expire"};

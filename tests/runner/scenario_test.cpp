@@ -298,6 +298,41 @@ TEST(ScenarioFaults, TargetsTheTopologyDoesNotHaveAreRejected) {
                {"'faults[0].when.client'", "c9"});
 }
 
+// "until": a step of the workload before which the fault is not undone.
+TEST(ScenarioFaults, AFaultLastsUntilAWorkloadStepOfAClientItDoesNotStop) {
+  const std::string until = R"("until":{"client":"c1","step":"acquired"})";
+  Scenario s = parse_scenario(
+      with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],"duration_ms":300,)" + until + "}"),
+      "s.json");
+  ASSERT_TRUE(s.faults[0].until);
+  EXPECT_EQ(s.faults[0].until->client, "c1");
+  EXPECT_EQ(s.faults[0].until->step, "acquired");
+  EXPECT_EQ(s.faults[0].until->nth, 1);
+  // Written back as given, and read again the same.
+  const json again = scenario_to_json(s);
+  EXPECT_EQ(again["faults"][0]["until"], json({{"client", "c1"}, {"step", "acquired"}}));
+  EXPECT_EQ(parse_scenario(again, "s.json").faults[0].until->step, "acquired");
+  // The step alone ends it: a pause needs no duration then.
+  EXPECT_EQ(error_of(with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],)" + until + "}")),
+            "");
+  expect_error(with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"]})"),
+               {"'faults[0].duration_ms'", "required for pause", "\"until\""});
+  expect_error(with_fault(R"({"kind":"crash-client","at_ms":10,)" + until + "}"),
+               {"'faults[0].until'", "crash-client", "does not undo"});
+  expect_error(
+      with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
+                              "until":{"client":"c1","step":"after-send"}})",
+                 R"(["redlock"])"),
+      {"'faults[0].until.step'", "\"after-send\"", "not a step of the workload", "acquired"});
+  expect_error(with_fault(R"({"kind":"pause","at_ms":0,"clients":["c1","c2"],)" + until + "}"),
+               {"'faults[0].until.client'", "c1, which this pause stops"});
+  expect_error(with_fault(R"({"kind":"pause","at_ms":0,)" + until + "}"),
+               {"'faults[0].until.client'", "which this pause stops"});
+  expect_error(with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
+                              "until":{"client":"c7","step":"acquired"}})"),
+               {"'faults[0].until.client'", "c7"});
+}
+
 // A replication cut or a failover names node 0's replicas by number: the
 // story of a WAIT acknowledged by one replica while another is promoted.
 TEST(ScenarioFaults, ReplicationFaultsNameTheReplicasTheyActOn) {

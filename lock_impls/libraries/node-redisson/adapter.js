@@ -4,7 +4,7 @@
 // README.md.
 const { Redisson } = require('node-redisson');
 const { run, hello, endpointsFrom, versionOf, renewed, monotonicNs } = require('../protocol');
-const { CLIENT_OPTIONS, whenReady, outcomeOf } = require('../clients');
+const { CLIENT_OPTIONS, whenReady, connected, outcomeOf } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('node-redisson');
@@ -133,8 +133,17 @@ async function cannotTell() {
   return { ok: false, error: 'cannot tell: node-redisson tells its user nothing about its renewals' };
 }
 
+// The client of the story's lease (its lockWatchdogTimeout), built and
+// connected before the story's clock starts.
+function connect(request) {
+  if (!request.ttl_ms) return { ok: true };
+  const { redisson } = redissonFor(request.ttl_ms);
+  return connected([redisson.redis, redisson.commandExecutor.subscribeRedis]);
+}
+
 run({
   hello: hello({ name: 'node-redisson', version: VERSION, renews: true, renewals: true }),
+  connect,
   acquire,
   release,
   extend,

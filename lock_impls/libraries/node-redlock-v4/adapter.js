@@ -3,7 +3,7 @@
 // alias "redlock-v4"): Redlock over every --redis endpoint. See README.md.
 const Redlock = require('redlock-v4');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { tapped, outcomeOf, lost, settled, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
+const { tapped, connected, outcomeOf, lost, settled, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redlock-v4');
@@ -128,6 +128,7 @@ async function extend(request) {
 
 run({
   hello: hello({ name: 'node-redlock-v4', version: VERSION, steps: ['after-send', 'after-validity-check'] }),
+  connect: () => connected(clients),
   acquire,
   release,
   extend,

@@ -116,7 +116,14 @@ class Adapter:
     async def handle(self, request):
         op = request.get("op")
         if op == "hello":
-            return protocol.hello("redis-py-asyncio-lock", "redis-py " + redis.__version__)
+            return protocol.hello("redis-py-asyncio-lock", "redis-py " + redis.__version__,
+                                  connect=True)
+        if op == "connect":  # before the story's clock starts, as an application has it open
+            try:
+                await self.client.ping()
+            except RedisError as error:
+                return {"ok": False, "error": "redis: %s" % error}
+            return {"ok": True}
         handler = {"acquire": self.acquire, "release": self.release, "extend": self.extend}.get(op)
         if handler is None:
             return protocol.unknown_op(op)

@@ -7,7 +7,7 @@
 // onLockLost logged.
 const { Mutex } = require('redis-semaphore');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { tapped, outcomeOf, winningSentNs } = require('../clients');
+const { tapped, connected, outcomeOf, winningSentNs } = require('../clients');
 const { redisSemaphore, isScript, LOST_AT_REFRESH } = require('../redis-semaphore');
 
 // The installed library's version, for hello.
@@ -82,6 +82,7 @@ async function extend(request) {
 
 run({
   hello: hello({ name: 'redis-semaphore-mutex', version: VERSION, renews: true, renewals: true }),
+  connect: () => connected(clients),
   acquire,
   release,
   extend,

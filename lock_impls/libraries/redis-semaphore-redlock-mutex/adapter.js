@@ -7,7 +7,7 @@
 // onLockLost logged.
 const { RedlockMutex } = require('redis-semaphore');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { tapped, lost, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
+const { tapped, connected, lost, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
 const { redisSemaphore, isScript, LOST_AT_REFRESH } = require('../redis-semaphore');
 
 // The installed library's version, for hello.
@@ -98,6 +98,7 @@ async function extend(request) {
 
 run({
   hello: hello({ name: 'redis-semaphore-redlock-mutex', version: VERSION, steps: ['after-send'], renews: true, renewals: true }),
+  connect: () => connected(clients),
   acquire,
   release,
   extend,

@@ -4,7 +4,7 @@
 const crypto = require('crypto');
 const { createRedlock, IoredisAdapter, LockAcquisitionError, LUA_SCRIPTS } = require('redlock-universal');
 const { run, hello, endpointsFrom, versionOf } = require('../protocol');
-const { tapped, outcomeOf, lost, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
+const { tapped, connected, outcomeOf, lost, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redlock-universal');
@@ -127,6 +127,7 @@ async function extend(request) {
 
 run({
   hello: hello({ name: 'redlock-universal', version: VERSION, steps: ['after-send', 'after-validity-check'] }),
+  connect: () => connected(clients),
   acquire,
   release,
   extend,
