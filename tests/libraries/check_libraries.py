@@ -70,6 +70,15 @@ def hello_name(command, directory):
 
 RUNTIMES = ["node", "python", "java", "go", "rust"]
 
+# Renewals whose outcome a story's why tells: (story, library) -> (the
+# client, the type of the renewed event it must record). In
+# redsync-setnx-on-extend c1's overdue Extend finds no value of its own on
+# any master: refused without WithSetNXOnExtend, taken again with it.
+RENEWALS = {
+    ("redsync-setnx-on-extend", "redsync-watchdog"): ("c1", "fail"),
+    ("redsync-setnx-on-extend", "redsync-watchdog-setnx-on-extend"): ("c1", "ok"),
+}
+
 
 def runtime_of(command):
     """The runtime an adapter command runs on: its program (node, java, a
@@ -130,6 +139,14 @@ def main():
             fail("a suite exited non-zero:\n" + "\n".join(problems))
         documents = [json.load(open(os.path.join(out, str(i), "results.json")))
                      for i in range(len(runs))]
+        renewals = {}  # (story, library) -> [(process, type)] of its renewed events
+        for i, (files, names) in enumerate(runs):
+            for story, library in RENEWALS:
+                path = os.path.join(out, str(i), story, library, "history.jsonl")
+                if library in names and os.path.exists(path):
+                    events = [json.loads(line) for line in open(path)]
+                    renewals[(story, library)] = [(e["process"], e["type"]) for e in events
+                                                  if e.get("f") == "renewed"]
     finally:
         shutil.rmtree(out, ignore_errors=True)
     results = documents[0]
@@ -193,6 +210,18 @@ def main():
                              f"{cell['runs']} runs, expected in every run")
             if cell["outcome"] != want:
                 fail(f"{story['name']} × {name}: {cell['outcome']}, expected {want}")
+    # A renewal is recorded as what it did: an overdue one refused by every
+    # master is refused, not unknown (an unknown renewal may have carried the
+    # lease past a later grant, and the overlaps it could have covered would
+    # lose their class).
+    for (story, library), (process, want) in RENEWALS.items():
+        if library not in libraries:
+            continue
+        seen = renewals.get((story, library))
+        if seen is None:
+            fail(f"{story} × {library}: no history to read its renewals from")
+        if (process, want) not in seen:
+            fail(f"{story} × {library}: {process}'s renewals were {seen}, expected one {want}")
     if stories == 0 and runtime in (None, "node"):
         fail("no library story names a library")
     print(f"check_libraries: {len(libraries)} libraries, {len(cells)} cells, "

@@ -173,9 +173,14 @@ func (a *adapter) keepAlive(h *holding, t *time.Ticker) {
 		start := time.Now()
 		sent := protocol.MonotonicNs()
 		log.Printf("watchdog: Extend of %s", h.m.Value())
-		ok, err := h.m.ExtendContext(context.Background())
+		rec := newRecorder()
+		ok, err := h.m.ExtendContext(rec.context())
+		// A failed Extend is unknown only when the masters that extended the
+		// key and those whose reply was lost could make a quorum (redlock5.js
+		// counts its votes alike): answered 0 by a quorum (the key gone, or
+		// another's), it moved no lease a majority holds.
 		protocol.Renewed(h.lock, h.m.Value(), h.ttl, sent, protocol.MonotonicNs(), ok,
-			!ok && !errors.Is(err, redsync.ErrExtendFailed))
+			!ok && rec.mayHaveTouched() >= a.nodes/2+1)
 		h.mu.Unlock()
 		if !ok {
 			h.lost.Store(true)
@@ -310,6 +315,7 @@ type recorderKey struct{}
 type recorder struct {
 	mu      sync.Mutex
 	hold    map[int]bool // node -> our value may be there
+	touched map[int]bool // node -> a set or touch ran there, or its reply was lost
 	sent    bool         // some command's reply was lost
 	applied bool         // some command changed a key (set, extended, deleted)
 	// The acquire's tries: when the first SET NX of the latest try was
@@ -321,7 +327,7 @@ type recorder struct {
 	tryEnded bool
 }
 
-func newRecorder() *recorder { return &recorder{hold: map[int]bool{}} }
+func newRecorder() *recorder { return &recorder{hold: map[int]bool{}, touched: map[int]bool{}} }
 
 func (r *recorder) context() context.Context {
 	return context.WithValue(context.Background(), recorderKey{}, r)
@@ -339,6 +345,9 @@ func (r *recorder) note(node int, op string, set bool, err error) {
 	}
 	if set && err == nil {
 		r.applied = true
+	}
+	if (op == "set" || op == "touch") && ((set && err == nil) || unsure) {
+		r.touched[node] = true
 	}
 	switch op {
 	case "set": // SET NX PX, or a touch that may SET or PEXPIRE our value
@@ -403,6 +412,14 @@ func (r *recorder) mayHold() []int {
 	}
 	sort.Ints(nodes)
 	return nodes
+}
+
+// mayHaveTouched: on how many nodes a set or touch (an Extend's script)
+// ran or may have.
+func (r *recorder) mayHaveTouched() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.touched)
 }
 
 func (r *recorder) anyApplied() bool {
