@@ -59,14 +59,13 @@
 #include <map>
 #include <stdexcept>
 
+#include "clock.h"
 #include "compare_and_delete_text.h"
 #include "compare_and_pexpire_text.h"
 #include "redis_lock_util.h"
 
 namespace locklab {
 namespace {
-
-using std::chrono::steady_clock;
 
 constexpr milliseconds kDefaultInstanceTimeout{50};
 
@@ -192,7 +191,9 @@ class Redlock final : public Lock {
   // reading it comes after the deadline.
   Tally on_all_instances(const std::vector<std::string>& argv, milliseconds timeout,
                          std::string_view step) {
-    const steady_clock::time_point deadline = steady_clock::now() + timeout;
+    // The lab's monotonic clock (the run's virtual clock on virtual time,
+    // which the connections wait on too), not the client's skewable one.
+    const int64_t deadline = monotonic_ns() + std::chrono::nanoseconds(timeout).count();
     std::vector<bool> sent(instances_.size(), false);
     Tally tally;
     for (size_t i = 0; i < instances_.size(); ++i) {
@@ -206,7 +207,8 @@ class Redlock final : public Lock {
     if (!step.empty()) context_.step(step);
     for (size_t i = 0; i < instances_.size(); ++i) {
       if (!sent[i]) continue;
-      const auto left = std::chrono::ceil<milliseconds>(deadline - steady_clock::now());
+      const auto left =
+          std::chrono::ceil<milliseconds>(std::chrono::nanoseconds(deadline - monotonic_ns()));
       try {
         Reply reply = instances_[i]->receive_within(std::max(left, milliseconds(0)));
         if (reply.is_ok() || (reply.type == Reply::Type::Integer && reply.integer == 1))

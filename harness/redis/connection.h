@@ -12,6 +12,8 @@
 
 namespace locklab {
 
+class SimulatedLink;
+
 struct Endpoint {
   std::string host = "127.0.0.1";
   int port = 0;
@@ -64,6 +66,10 @@ struct ConnectionOptions {
   // request left (answer_received, fibers.h): a client's connections. The
   // lab's own (the nemesis's, a server's readiness probe) take no time.
   bool answers_take_time = false;
+  // On virtual time, a client's link to the server when the run breaks
+  // links (simulated_link.h): the connection carries it instead of a fault
+  // proxy. Not owned; outlives the connection. nullptr: a plain connection.
+  SimulatedLink* link = nullptr;
 };
 
 class Connection {

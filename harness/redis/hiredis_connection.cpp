@@ -13,6 +13,9 @@
 #include <sstream>
 #include <utility>
 
+#include "clock.h"
+#include "simulated_link.h"
+
 namespace locklab {
 namespace {
 
@@ -152,7 +155,24 @@ void HiredisConnection::disconnect() {
   waiter_.reset();  // it leaves the fiber thread's epoll before the socket closes
   if (context_) redisFree(context_);
   context_ = nullptr;
-  first_pending_ = pending_end_ = 0;
+  first_pending_ = pending_end_ = written_end_ = 0;
+  lost_request_ = false;
+}
+
+bool HiredisConnection::broken_by_link() const {
+  const SimulatedLink* link = options_.link;
+  return link &&
+         (link->closes() != closes_seen_ || (lost_request_ && link->heals() != heals_at_loss_));
+}
+
+void HiredisConnection::await_lost(const std::string& what, std::chrono::milliseconds timeout) {
+  const int64_t deadline = monotonic_ns() + std::chrono::nanoseconds(timeout).count();
+  for (;;) {
+    if (broken_by_link()) fail(what + ": the connection was reset on its link", true);
+    if (monotonic_ns() >= deadline)
+      fail(what + ": timed out after " + std::to_string(timeout.count()) + " ms", true);
+    options_.link->wait_for_change(deadline);
+  }
 }
 
 std::string HiredisConnection::describe() const {
@@ -173,6 +193,8 @@ void HiredisConnection::connect() {
   }
   // A non-blocking socket throughout: on a fiber every wait below suspends
   // only the calling client (fibers.h).
+  if (options_.link && options_.link->refuses_connections())
+    fail("cannot connect: Connection refused (its link refuses connections)", false);
   context_ = redisConnectNonBlock(current_.host.c_str(), current_.port);
   if (!context_) fail("cannot connect: out of memory", false);
   if (context_->err) fail(std::string("cannot connect: ") + context_->errstr, false);
@@ -188,6 +210,7 @@ void HiredisConnection::connect() {
   socklen_t length = sizeof error;
   if (::getsockopt(context_->fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
   if (error != 0) fail(std::string("cannot connect: ") + std::strerror(error), false);
+  if (options_.link) closes_seen_ = options_.link->closes();
   if (options_.password.empty()) return;
   std::vector<std::string> argv{"AUTH"};
   if (!options_.username.empty()) argv.push_back(options_.username);
@@ -207,7 +230,9 @@ void HiredisConnection::connect() {
 void HiredisConnection::send(const std::vector<std::string>& argv) {
   // Like redis-py's pool and Redisson's channels, replace a connection the
   // server closed while it sat idle (a restart, a failover) before using it.
-  if (context_ && first_pending_ == pending_end_ && closed_by_peer(context_->fd)) disconnect();
+  if (context_ && first_pending_ == pending_end_ &&
+      (broken_by_link() || closed_by_peer(context_->fd)))
+    disconnect();
   if (!context_) connect();
   write_command(argv);
 }
@@ -215,6 +240,14 @@ void HiredisConnection::send(const std::vector<std::string>& argv) {
 void HiredisConnection::write_command(const std::vector<std::string>& argv) {
   // RESP by hand into a reused buffer: hiredis' own formatting
   // (redisAppendCommandArgv) costs more user time than the rest of a command.
+  if (options_.link && (lost_request_ || broken_by_link() || options_.link->drops_requests())) {
+    // Lost on the link: it never reaches the server (await_lost).
+    if (!lost_request_) heals_at_loss_ = options_.link->heals();
+    lost_request_ = true;
+    if (pending_end_ == pending_.size()) pending_.emplace_back();
+    describe_command(argv, pending_[pending_end_++]);
+    return;
+  }
   request_.clear();
   append_resp_array(request_, argv);
   const bool in_flight = first_pending_ != pending_end_;
@@ -238,7 +271,8 @@ void HiredisConnection::write_command(const std::vector<std::string>& argv) {
   }
   if (pending_end_ == pending_.size()) pending_.emplace_back();
   describe_command(argv, pending_[pending_end_++]);
-  waiter_->set_requests_out(pending_end_ - first_pending_);
+  written_end_ = pending_end_;
+  waiter_->set_requests_out(written_end_ - first_pending_);
 }
 
 Reply HiredisConnection::receive() {
@@ -250,6 +284,7 @@ Reply HiredisConnection::receive_within(std::chrono::milliseconds timeout) {
   if (!context_ || first_pending_ == pending_end_)
     throw RedisError(describe() + ": receive() without a command in flight", false);
   const std::string& what = pending_[first_pending_];
+  if (first_pending_ >= written_end_) await_lost(what, timeout);
   const steady_clock::time_point deadline = steady_clock::now() + timeout;
   void* raw = nullptr;
   for (;;) {
@@ -274,8 +309,8 @@ Reply HiredisConnection::receive_within(std::chrono::milliseconds timeout) {
     if (!may_be_ready)
       fail(what + ": timed out after " + std::to_string(timeout.count()) + " ms", true);
   }
-  if (++first_pending_ == pending_end_) first_pending_ = pending_end_ = 0;
-  waiter_->set_requests_out(pending_end_ - first_pending_);
+  if (++first_pending_ == pending_end_) first_pending_ = pending_end_ = written_end_ = 0;
+  waiter_->set_requests_out(written_end_ - first_pending_);
   auto* reply = static_cast<redisReply*>(raw);
   Reply out = convert(reply);
   freeReplyObject(reply);

@@ -38,6 +38,13 @@ class HiredisConnection final : public Connection {
   // Writes `argv` and records it as waiting for its reply.
   void write_command(const std::vector<std::string>& argv);
   [[noreturn]] void fail(const std::string& what, bool maybe_executed);
+  // With a simulated link: the link reset or closed this connection since
+  // it opened, or healed the black hole it lost a request in.
+  bool broken_by_link() const;
+  // With a simulated link: waits for the answer to `what`, a request lost
+  // on the link, which never comes: throws RedisError at `timeout`, or when
+  // the link resets the connection first.
+  [[noreturn]] void await_lost(const std::string& what, std::chrono::milliseconds timeout);
 
   std::function<Endpoint()> resolve_;
   ConnectionOptions options_;
@@ -51,6 +58,12 @@ class HiredisConnection final : public Connection {
   std::vector<std::string> pending_;
   size_t first_pending_ = 0, pending_end_ = 0;
   std::string request_;  // the command being sent, in RESP
+  // With a simulated link: pending_[first_pending_, written_end_) reached
+  // the server and the rest was lost; once one is lost, every later one is.
+  size_t written_end_ = 0;
+  bool lost_request_ = false;
+  uint64_t closes_seen_ = 0;    // the link's closes() when this connection opened
+  uint64_t heals_at_loss_ = 0;  // the link's heals() when it lost the first request
 };
 
 }  // namespace locklab

@@ -134,6 +134,14 @@ Cluster::Cluster(const Target& target, const ClusterShape& shape, int clients, u
 
 void Cluster::build_links(const ClusterShape& shape, int clients, uint64_t seed) {
   const size_t total = addresses_.size();
+  if (shape.client_links && shape.simulated_links && nodes_.empty()) {
+    for (int c = 0; c < clients; ++c) {
+      simulated_links_.emplace_back();
+      for (size_t s = 0; s < total; ++s)
+        simulated_links_.back().push_back(std::make_unique<SimulatedLink>());
+    }
+    return;
+  }
   for (int c = 0; c < clients && shape.client_links && nodes_.empty(); ++c) {
     links_.emplace_back();
     for (size_t s = 0; s < total; ++s)
@@ -199,9 +207,16 @@ Endpoint Cluster::client_endpoint(size_t client, size_t node) {
 
 NetworkLink& Cluster::link(size_t client, size_t server) {
   if (!nodes_.empty()) return nodes_.at(server)->link(client);
+  if (!simulated_links_.empty()) return *simulated_links_.at(client).at(server);
   if (links_.empty())
     throw std::logic_error("this cluster was built without client links (no link fault asked)");
   return *links_.at(client).at(server);
+}
+
+SimulatedLink* Cluster::simulated_link(size_t client, size_t node) {
+  if (simulated_links_.empty()) return nullptr;
+  // Virtual runs have no replicas: node `node` is server `node`.
+  return simulated_links_.at(client).at(node).get();
 }
 
 Endpoint Cluster::stable_endpoint(size_t client, size_t node) {

@@ -4,8 +4,9 @@
 // reaches every server through a fault proxy of its own (client × server), so
 // a partition is a set of proxies turned into black holes; otherwise clients
 // connect to the servers directly, as fast as the network allows (a proxy
-// hop doubles every command's round trip and costs a thread's CPU). Every
-// replica replicates through a proxy.
+// hop doubles every command's round trip and costs a thread's CPU). On
+// virtual time the client links are simulated by the clients' connections
+// instead (simulated_link.h). Every replica replicates through a proxy.
 //
 // With the netns backend (shape.netns) each server runs in a network
 // namespace of its own instead (netns.h) and client c reaches it at an
@@ -30,6 +31,7 @@
 #include "sentinel.h"
 #include "server_clock.h"
 #include "shape.h"
+#include "simulated_link.h"
 #include "target.h"
 
 namespace locklab {
@@ -74,6 +76,10 @@ class Cluster final : public FaultTargets {
                                  std::chrono::milliseconds timeout) override;
   SentinelGroup* sentinels() { return sentinels_.get(); }
 
+  // Client `client`'s simulated link to lock node `node` (shape.simulated_links),
+  // for its connection to carry; nullptr when its links are proxies or none.
+  SimulatedLink* simulated_link(size_t client, size_t node);
+
   // Where client `client` sends traffic for lock node `node` right now: its
   // proxy to that master (or the master itself, without client links), or, for node 0 after a
   // failover, to whichever server is master now (asked of Sentinel, like a real client would).
@@ -110,8 +116,9 @@ class Cluster final : public FaultTargets {
   std::vector<std::unique_ptr<ServerClock>> clocks_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<FaultProxy>> replication_links_;
-  std::vector<std::vector<std::unique_ptr<FaultProxy>>> links_;  // [client][server]
-  std::vector<std::unique_ptr<FaultProxy>> node0_relays_;        // [client], with replicas
+  std::vector<std::vector<std::unique_ptr<FaultProxy>>> links_;               // [client][server]
+  std::vector<std::vector<std::unique_ptr<SimulatedLink>>> simulated_links_;  // [client][server]
+  std::vector<std::unique_ptr<FaultProxy>> node0_relays_;  // [client], with replicas
   std::unique_ptr<SentinelGroup> sentinels_;
   std::mutex mu_;
   size_t node0_server_ = 0;

@@ -151,8 +151,7 @@ std::optional<std::string> real_time_reason(const Scenario& scenario, const Sche
                                             const ClusterShape& shape) {
   if (lock.adapter) return "an adapter's runtime keeps its own timers, in real time";
   if (servers.target) return "a target's servers keep their own clocks";
-  if (shape.replicas > 0 || shape.sentinels > 0)
-    return "replication and Sentinel keep their own pace, in real time";
+  if (shape.sentinels > 0) return "Sentinel keeps its own pace, in real time";
   if (shape.netns) return "network namespaces delay and drop traffic in real time";
   for (size_t i = 0; i < scenario.faults.size(); ++i) {
     const Fault& f = scenario.faults[i];
@@ -222,8 +221,10 @@ PlannedRun plan_run(const Scenario& scenario, const LockUnderTest& lock, const S
       return planned;
     }
     plan.virtual_time = !real_only;
-    // Every server reads its wall clock from the run's virtual clock.
+    // Every server reads its wall clock from the run's virtual clock, and
+    // the clients' connections carry their links.
     if (plan.virtual_time) plan.shape.server_clocks = true;
+    if (plan.virtual_time) plan.shape.simulated_links = plan.shape.client_links;
   }
   if (const Target* target = servers.target.get()) {
     plan.shape = shape_on(*target, plan.shape, lock.multi_node);

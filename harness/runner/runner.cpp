@@ -192,6 +192,7 @@ LockContext lock_context(const RunPlan& plan, Cluster& cluster,
     options.command_timeout = std::chrono::milliseconds(1000);
     if (named) options.name = "node " + std::to_string(node);
     options.answers_take_time = true;
+    options.link = cluster.simulated_link(size_t(i), node);
     // Resolved again at every reconnect, so clients follow a failover.
     return std::make_unique<HiredisConnection>(
         [&cluster, i, node] { return cluster.client_endpoint(size_t(i), node); }, options);

@@ -16,8 +16,11 @@ struct ClusterShape {
   bool persistence = false;
   bool server_clocks = false;  // start servers under the clock shim
   bool client_links = true;    // a fault proxy per client × server (else direct)
-  bool netns = false;          // asked for the netns backend (Topology::network)
-  bool delay_faults = false;   // the run delays links (netns needs netem for that)
+  // On virtual time the client links are simulated_link.h's, carried by the
+  // clients' connections, not proxies (whose threads keep real time).
+  bool simulated_links = false;
+  bool netns = false;         // asked for the netns backend (Topology::network)
+  bool delay_faults = false;  // the run delays links (netns needs netem for that)
 };
 
 // The servers a lock runs on under `topology`: a multi-node lock (Redlock)

@@ -307,17 +307,64 @@ TEST(Plan, OnVirtualTimeACellThatMustKeepRealTimeIsNotApplicableAndSaysWhy) {
       why(story_of(R"({"kind": "sigstop-node", "at_ms": 100, "duration_ms": 100})"), set_nx_px),
       "on virtual time: fault 0 (sigstop-node): a stopped server answers nothing, and a "
       "virtual clock waits for every answer (--time real or auto runs it)");
-  EXPECT_NE(why(story_of(R"({"kind": "partition", "at_ms": 100, "duration_ms": 100})"), set_nx_px)
-                .find("fault proxies"),
+  EXPECT_NE(why(story_of(R"({"kind": "delay", "at_ms": 100, "duration_ms": 100, "delay_ms": 50})"),
+                set_nx_px)
+                .find("a delayed link is a fault proxy's, which keeps real time"),
             std::string::npos);
-  EXPECT_NE(why(story_of(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"),
-                LockUnderTest::built_in("wait-synced"))
-                .find("replication and Sentinel keep their own pace"),
+  EXPECT_NE(why(with_fault(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})",
+                           R"({"replicas": 1, "sentinels": 3})"),
+                set_nx_px)
+                .find("Sentinel keeps its own pace"),
+            std::string::npos);
+  EXPECT_NE(why(with_fault(R"({"kind": "cut-replication", "at_ms": 100, "duration_ms": 100})",
+                           R"({"replicas": 1})"),
+                set_nx_px)
+                .find("replication keeps its own pace"),
             std::string::npos);
   EXPECT_NE(why(story_of(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"),
                 adapter(std::string("set-nx-px")))
                 .find("an adapter's runtime keeps its own timers"),
             std::string::npos);
+}
+
+TEST(Plan, OnVirtualTimeThePartitionsAndCutsOfABuiltInAreCarriedByItsConnections) {
+  Servers servers;
+  servers.time = TimeMode::Auto;
+  for (const char* fault : {R"({"kind": "partition", "at_ms": 100, "duration_ms": 100})",
+                            R"({"kind": "partition", "at_ms": 100, "how": "reject"})",
+                            R"({"kind": "cut", "at_ms": 100})"}) {
+    const PlannedRun planned =
+        plan_run(story_of(fault), LockUnderTest::built_in("set-nx-px"), servers, 1);
+    ASSERT_TRUE(planned.plan) << fault << ": " << planned.not_applicable;
+    EXPECT_TRUE(planned.plan->virtual_time) << fault;
+    EXPECT_TRUE(planned.plan->shape.client_links) << fault;
+    EXPECT_TRUE(planned.plan->shape.simulated_links) << fault;
+  }
+  // In real time (a delay, or --time real) the links are the fault proxies.
+  const PlannedRun delayed =
+      plan_run(story_of(R"({"kind": "delay", "at_ms": 100, "duration_ms": 100, "delay_ms": 50})"),
+               LockUnderTest::built_in("set-nx-px"), servers, 1);
+  ASSERT_TRUE(delayed.plan) << delayed.not_applicable;
+  EXPECT_FALSE(delayed.plan->virtual_time);
+  EXPECT_FALSE(delayed.plan->shape.simulated_links);
+  servers.time = TimeMode::Real;
+  const PlannedRun real = plan_run(story_of(R"({"kind": "partition", "at_ms": 100})"),
+                                   LockUnderTest::built_in("set-nx-px"), servers, 1);
+  ASSERT_TRUE(real.plan);
+  EXPECT_FALSE(real.plan->shape.simulated_links);
+}
+
+TEST(Plan, OnVirtualTimeALockWithAReplicaKeepsItUnlessTheStoryBreaksReplication) {
+  Servers servers;
+  servers.time = TimeMode::Virtual;
+  // WAIT's answer is awaited like any other, and the replica's
+  // acknowledgement comes at once (the master asks it with GETACK).
+  const PlannedRun paused =
+      plan_run(story_of(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"),
+               LockUnderTest::built_in("wait-synced"), servers, 1);
+  ASSERT_TRUE(paused.plan) << paused.not_applicable;
+  EXPECT_TRUE(paused.plan->virtual_time);
+  EXPECT_EQ(paused.plan->shape.replicas, 1);
 }
 
 TEST(Plan, OnVirtualTimeEveryServerReadsTheVirtualClock) {

@@ -19,6 +19,7 @@
 #include "redis_server.h"
 #include "runner.h"
 #include "server_clock.h"
+#include "simulated_link.h"
 #include "temp_dir.h"
 
 namespace locklab {
@@ -81,6 +82,153 @@ TEST(VirtualTimeRedis, TheServerReadsTheVirtualWallClockAndItStandsStillWhileItS
   EXPECT_EQ(waited_ns, 100'000) << "a request costs its round trip, and nothing more";
   // TIME, DEBUG SLEEP and TIME again: three round trips of 0.1 ms.
   EXPECT_EQ(server_ms_after - server_ms_before, 0);
+}
+
+// A redis-server on a virtual clock and a client's connection to it over a
+// simulated link, as a virtual run's client has (simulated_link.h).
+struct LinkedServer {
+  ServerClock clock;  // made on virtual time: its env() adds the virtual clock
+  RedisServer server{[this] {
+    RedisServerOptions options;
+    options.env = clock.env();
+    return options;
+  }()};
+  SimulatedLink link;
+
+  ConnectionOptions client_options() {
+    ConnectionOptions options;
+    options.answers_take_time = true;
+    options.command_timeout = milliseconds(1000);
+    options.link = &link;
+    return options;
+  }
+  // The server's own answer, not through the link.
+  Reply direct(const std::vector<std::string>& argv) {
+    return HiredisConnection(server.endpoint()).command(argv);
+  }
+};
+
+// What a failed command threw: its message and whether it may have run.
+struct Failure {
+  std::string what;
+  bool maybe_executed = false;
+  int64_t after_ns = -1;  // from the command's sending
+};
+
+Failure failure_of(Connection& redis, const std::vector<std::string>& argv) {
+  const int64_t sent = monotonic_ns();
+  try {
+    redis.command(argv);
+  } catch (const RedisError& e) {
+    return {e.what(), e.maybe_executed(), monotonic_ns() - sent};
+  }
+  return {"no error", false, monotonic_ns() - sent};
+}
+
+TEST(SimulatedLink, ARequestIntoABlackHoleIsLostAndTimesOutAtItsTimeoutOfVirtualTime) {
+  VirtualTime time;
+  VirtualTimeBinding bound(&time);
+  LinkedServer redis;
+  Failure lost;
+  Reply after_heal;
+  run_fibers({[&] {
+    HiredisConnection client(redis.server.endpoint(), redis.client_options());
+    EXPECT_TRUE(client.command({"SET", "before", "1"}).is_ok());
+    redis.link.blackhole();
+    lost = failure_of(client, {"SET", "inside", "1"});
+    redis.link.pass();
+    after_heal = client.command({"SET", "after", "1"});
+  }});
+  EXPECT_EQ(lost.after_ns, 1000 * kMs) << "the lost request waits its 1 s timeout, of virtual time";
+  EXPECT_TRUE(lost.maybe_executed) << lost.what << ": the client cannot tell it was lost";
+  EXPECT_NE(lost.what.find("timed out after 1000 ms"), std::string::npos) << lost.what;
+  EXPECT_TRUE(after_heal.is_ok()) << "the healed link carries a new connection";
+  EXPECT_EQ(redis.direct({"EXISTS", "before"}).integer, 1);
+  EXPECT_EQ(redis.direct({"EXISTS", "inside"}).integer, 0) << "a request into a black hole ran";
+  EXPECT_EQ(redis.direct({"EXISTS", "after"}).integer, 1);
+}
+
+TEST(SimulatedLink, AHealResetsTheConnectionThatLostARequestAtOnce) {
+  VirtualTime time;
+  VirtualTimeBinding bound(&time);
+  LinkedServer redis;
+  Failure lost;
+  redis.link.blackhole();
+  run_fibers({[&] {
+                HiredisConnection client(redis.server.endpoint(), redis.client_options());
+                lost = failure_of(client, {"SET", "inside", "1"});
+              },
+              [&] {
+                sleep_for(milliseconds(300));
+                redis.link.pass();
+              }});
+  EXPECT_EQ(lost.after_ns, 300 * kMs) << lost.what;
+  EXPECT_TRUE(lost.maybe_executed);
+  EXPECT_NE(lost.what.find("reset"), std::string::npos) << lost.what;
+  EXPECT_EQ(redis.direct({"EXISTS", "inside"}).integer, 0);
+}
+
+TEST(SimulatedLink, ARefusingLinkResetsOpenConnectionsAndRefusesNewOnesUntilItHeals) {
+  VirtualTime time;
+  VirtualTimeBinding bound(&time);
+  LinkedServer redis;
+  Failure refused;
+  Reply healed;
+  run_fibers({[&] {
+    HiredisConnection client(redis.server.endpoint(), redis.client_options());
+    EXPECT_TRUE(client.command({"SET", "before", "1"}).is_ok());
+    redis.link.reject();
+    refused = failure_of(client, {"SET", "refused", "1"});
+    redis.link.pass();
+    healed = client.command({"SET", "healed", "1"});
+  }});
+  EXPECT_FALSE(refused.maybe_executed) << refused.what << ": a refused connect sends nothing";
+  EXPECT_NE(refused.what.find("refused"), std::string::npos) << refused.what;
+  EXPECT_EQ(refused.after_ns, 0) << "a refusal costs no time";
+  EXPECT_TRUE(healed.is_ok());
+  EXPECT_EQ(redis.direct({"EXISTS", "refused"}).integer, 0);
+}
+
+TEST(SimulatedLink, ACutClosesTheOpenConnectionOnceAndTheNextCommandOpensAnother) {
+  VirtualTime time;
+  VirtualTimeBinding bound(&time);
+  LinkedServer redis;
+  long long first_id = -1, second_id = -1, third_id = -1;
+  run_fibers({[&] {
+    HiredisConnection client(redis.server.endpoint(), redis.client_options());
+    first_id = client.command({"CLIENT", "ID"}).integer;
+    redis.link.cut();
+    second_id = client.command({"CLIENT", "ID"}).integer;
+    third_id = client.command({"CLIENT", "ID"}).integer;
+  }});
+  EXPECT_NE(second_id, first_id) << "the cut connection was used again";
+  EXPECT_EQ(third_id, second_id) << "a cut acts once";
+}
+
+TEST(SimulatedLink, AnAnswerGivenBeforeTheLinkBrokeIsDelivered) {
+  VirtualTime time;
+  VirtualTimeBinding bound(&time);
+  LinkedServer redis;
+  Reply answer;
+  Failure after;
+  run_fibers({[&] {
+    HiredisConnection client(redis.server.endpoint(), redis.client_options());
+    client.send({"SET", "sent", "1"});
+    // The nemesis acts only once every request out is answered: the
+    // answer is on its way back when the link breaks.
+    redis.link.reject();
+    answer = client.receive();
+    after = failure_of(client, {"GET", "sent"});
+  }});
+  EXPECT_TRUE(answer.is_ok()) << answer.describe();
+  EXPECT_FALSE(after.maybe_executed) << after.what;
+  EXPECT_NE(after.what.find("refused"), std::string::npos) << after.what;
+}
+
+TEST(SimulatedLink, DelaysKeepRealTime) {
+  SimulatedLink link;
+  EXPECT_NO_THROW(link.delay(Direction::Both, milliseconds(0), milliseconds(0)));
+  EXPECT_THROW(link.delay(Direction::Both, milliseconds(50), milliseconds(0)), std::logic_error);
 }
 
 // A scenario file in `dir` with `faults`, told to set-nx-px.
@@ -146,6 +294,54 @@ TEST(VirtualTimeRedis, AScenarioAndSeedRepeatTheirHistoryByteForByte) {
   run_virtual(story(dir, faults, 8), dir.path() / "other");
   EXPECT_NE(file_text(dir.path() / "other" / "set-nx-px" / "history.jsonl"),
             file_text(dir.path() / "run0" / "set-nx-px" / "history.jsonl"));
+}
+
+TEST(VirtualTimeRedis, APartitionActsOnVirtualTimeThroughTheClientsConnections) {
+  TempDir dir("locklab-vt-test");
+  // c1 holds L and works past its lease while cut off from the server: c2
+  // takes L once the 500 ms lease ends, and c1's release is refused.
+  const json faults =
+      json::array({{{"kind", "pause"}, {"at_ms", 0}, {"duration_ms", 100}, {"clients", {"c2"}}},
+                   {{"kind", "partition"},
+                    {"when", {{"client", "c1"}, {"step", "acquired"}}},
+                    {"duration_ms", 1500},
+                    {"clients", {"c1"}}}});
+  const ScenarioResults results = run_virtual(story(dir, faults), dir.path() / "out");
+  for (const RunResult& run : results.runs) {
+    ASSERT_FALSE(run.error) << *run.error;
+    EXPECT_EQ(run.time, "virtual") << run.algorithm;
+    ASSERT_EQ(run.faults.size(), 2u);
+    EXPECT_TRUE(run.faults[1].fired) << run.algorithm;
+    int64_t partition_start = -1, partition_end = -1;
+    for (const json& e : events_of(dir.path() / "out" / run.history))
+      if (e["process"] == "nemesis" && e["f"] == "partition")
+        (e["value"]["phase"] == "start" ? partition_start : partition_end) = e["time_ns"];
+    EXPECT_EQ(partition_end - partition_start, 1500 * kMs) << run.algorithm;
+  }
+}
+
+TEST(VirtualTimeRedis, RedlockAcrossBlackHolesRepeatsItsHistoryByteForByte) {
+  TempDir dir("locklab-vt-test");
+  // Each client reaches three masters of five: every round of Redlock's
+  // waits out its lost requests, under one deadline a round.
+  const json scenario{
+      {"name", "virtual-black-holes"},
+      {"clients", 2},
+      {"duration_ms", 4000},
+      {"seed", 5},
+      {"algorithms", {"redlock"}},
+      {"topology", {{"nodes", 5}}},
+      {"workload", {{"locks", {"L"}}, {"ttl_ms", 1500}, {"wait_ms", 2500}, {"work_ms", 300}}},
+      {"faults",
+       {{{"kind", "partition"}, {"at_ms", 0}, {"clients", {"c1"}}, {"nodes", {3, 4}}},
+        {{"kind", "partition"}, {"at_ms", 0}, {"clients", {"c2"}}, {"nodes", {0, 1}}}}}};
+  const auto file = dir.path() / "black-holes.json";
+  std::ofstream(file) << scenario.dump(2);
+  for (int i = 0; i < 2; ++i) run_virtual(file, dir.path() / ("run" + std::to_string(i)));
+  const std::string first = file_text(dir.path() / "run0" / "redlock" / "history.jsonl");
+  EXPECT_NE(first.find("\"f\":\"acquire\""), std::string::npos);
+  EXPECT_EQ(file_text(dir.path() / "run1" / "redlock" / "history.jsonl"), first)
+      << "a round's deadline was measured on another clock than the one its waits keep";
 }
 
 }  // namespace
