@@ -394,6 +394,18 @@ void answer_received() {
     sleep_for(kRoundTrip);
 }
 
+uint64_t at_virtual_time(int64_t at_ns, std::function<void()> fire) {
+  EpollScheduler* scheduler = this_thread_scheduler;
+  if (!scheduler || !scheduler->virtual_time())
+    throw std::logic_error("at_virtual_time: not on a fiber of a virtual run");
+  return scheduler->add_timer(at_ns, std::move(fire));  // a past one fires at the next turn
+}
+
+void cancel_virtual_timer(int64_t at_ns, uint64_t id) {
+  if (EpollScheduler* scheduler = this_thread_scheduler; scheduler && scheduler->virtual_time())
+    scheduler->cancel_timer(at_ns, id);
+}
+
 std::uintptr_t current_task_id() {
   fibers::context* self = fibers::context::active();
   if (EpollScheduler* scheduler = this_thread_scheduler; scheduler && scheduler->virtual_time())

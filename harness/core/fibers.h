@@ -53,6 +53,15 @@ void run_blocking(const std::function<void()>& work);
 // elsewhere.
 void answer_received();
 
+// On a fiber of a virtual run: calls `fire` on this thread once the virtual
+// clock reaches `at_ns` (monotonic_ns() scale; at once if it has), in the
+// order the timers were set, before the fibers woken by later timers of
+// that instant run. `fire` must not wait. Returns an id for
+// cancel_virtual_timer(). Throws std::logic_error anywhere else.
+uint64_t at_virtual_time(int64_t at_ns, std::function<void()> fire);
+// Cancels a timer of at_virtual_time() that has not fired (else nothing).
+void cancel_virtual_timer(int64_t at_ns, uint64_t id);
+
 // An id of the calling fiber, or of the thread off run_fibers: what a lock
 // that names its holder's thread (Redisson) takes for one.
 std::uintptr_t current_task_id();

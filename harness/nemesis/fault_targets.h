@@ -40,6 +40,14 @@ class FaultTargets {
   // fault is done, never which).
   virtual NetworkLink& link(size_t client, size_t server) = 0;
 
+  // Server `server` stops reading, as SIGSTOP or DEBUG SLEEP stop it, when
+  // the clients' links are simulated (on virtual time): every client's
+  // link to it holds what reaches it until release_server(). False when
+  // they are not: the caller stops the server itself.
+  virtual bool hold_server(size_t /*server*/) { return false; }
+  // Undoes hold_server(); false when the links are not simulated.
+  virtual bool release_server(size_t /*server*/) { return false; }
+
   // The proxy replica `replica` (server master_count() + replica) replicates through.
   virtual FaultProxy& replication_link(size_t replica) = 0;
 

@@ -367,29 +367,45 @@ Nemesis::Action Nemesis::start_server_clock_rate(const Firing& firing) {
 }
 
 Nemesis::Action Nemesis::start_sigstop(const Firing& firing) {
-  for (size_t s : firing.servers) targets_.server(s).pause();
+  // On virtual time the clients' links hold what reaches the server instead.
+  for (size_t s : firing.servers)
+    if (!targets_.hold_server(s)) targets_.server(s).pause();
   return [this, servers = firing.servers] {
-    for (size_t s : servers) targets_.server(s).resume();
+    for (size_t s : servers)
+      if (!targets_.release_server(s)) targets_.server(s).resume();
   };
 }
 
 Nemesis::Action Nemesis::start_debug_sleep(const Firing& firing) {
+  const milliseconds sleep(*firing.fault.duration_ms);
+  // On virtual time the clients' links hold what reaches the server for the
+  // sleep, which ends on the nemesis's schedule.
+  bool on_links = false;
+  for (size_t s : firing.servers) on_links = targets_.hold_server(s);
+  if (on_links) {
+    schedule_at(monotonic_ns() + std::chrono::nanoseconds(sleep).count(),
+                [this, servers = firing.servers, index = firing.index] {
+                  for (size_t s : servers) targets_.release_server(s);
+                  mark_ended(index);
+                  for (size_t s : servers) record(index, "end", {{"nodes", json::array({s})}});
+                });
+    return {};
+  }
   // DEBUG SLEEP blocks whoever sends it for its whole duration, so each
   // server's is sent from a worker of its own, which records its end.
   for (size_t s : firing.servers) {
     Endpoint server = targets_.server_endpoint(s);
     std::lock_guard l(mu_);
-    workers_.emplace_back([this, server, index = firing.index, s,
-                           sleep = milliseconds(*firing.fault.duration_ms),
-                           auth = targets_.server_auth()] {
-      try {
-        debug_sleep(server, sleep, auth);
-      } catch (const std::exception&) {
-        // The server died or was stopped meanwhile: the sleep is over either way.
-      }
-      mark_ended(index);
-      record(index, "end", {{"nodes", json::array({s})}});
-    });
+    workers_.emplace_back(
+        [this, server, index = firing.index, s, sleep, auth = targets_.server_auth()] {
+          try {
+            debug_sleep(server, sleep, auth);
+          } catch (const std::exception&) {
+            // The server died or was stopped meanwhile: the sleep is over either way.
+          }
+          mark_ended(index);
+          record(index, "end", {{"nodes", json::array({s})}});
+        });
   }
   return {};
 }

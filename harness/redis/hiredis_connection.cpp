@@ -152,27 +152,20 @@ HiredisConnection::~HiredisConnection() {
 }
 
 void HiredisConnection::disconnect() {
+  if (stream_) stream_->close();
+  stream_.reset();
   waiter_.reset();  // it leaves the fiber thread's epoll before the socket closes
   if (context_) redisFree(context_);
   context_ = nullptr;
-  first_pending_ = pending_end_ = written_end_ = 0;
-  lost_request_ = false;
+  first_pending_ = pending_end_ = 0;
 }
 
-bool HiredisConnection::broken_by_link() const {
-  const SimulatedLink* link = options_.link;
-  return link &&
-         (link->closes() != closes_seen_ || (lost_request_ && link->heals() != heals_at_loss_));
-}
-
-void HiredisConnection::await_lost(const std::string& what, std::chrono::milliseconds timeout) {
-  const int64_t deadline = monotonic_ns() + std::chrono::nanoseconds(timeout).count();
-  for (;;) {
-    if (broken_by_link()) fail(what + ": the connection was reset on its link", true);
-    if (monotonic_ns() >= deadline)
-      fail(what + ": timed out after " + std::to_string(timeout.count()) + " ms", true);
-    options_.link->wait_for_change(deadline);
-  }
+void HiredisConnection::check_fate(LinkedStream::Fate fate, const std::string& what,
+                                   std::chrono::milliseconds timeout) {
+  if (fate == LinkedStream::Fate::Broken)
+    fail(what + ": the connection was reset on its link", true);
+  if (fate == LinkedStream::Fate::TimedOut)
+    fail(what + ": timed out after " + std::to_string(timeout.count()) + " ms", true);
 }
 
 std::string HiredisConnection::describe() const {
@@ -210,7 +203,10 @@ void HiredisConnection::connect() {
   socklen_t length = sizeof error;
   if (::getsockopt(context_->fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
   if (error != 0) fail(std::string("cannot connect: ") + std::strerror(error), false);
-  if (options_.link) closes_seen_ = options_.link->closes();
+  if (options_.link) {
+    stream_ = LinkedStream::open(*options_.link, context_->fd);
+    stream_->on_written([this] { waiter_->set_requests_out(stream_->unread()); });
+  }
   if (options_.password.empty()) return;
   std::vector<std::string> argv{"AUTH"};
   if (!options_.username.empty()) argv.push_back(options_.username);
@@ -231,7 +227,7 @@ void HiredisConnection::send(const std::vector<std::string>& argv) {
   // Like redis-py's pool and Redisson's channels, replace a connection the
   // server closed while it sat idle (a restart, a failover) before using it.
   if (context_ && first_pending_ == pending_end_ &&
-      (broken_by_link() || closed_by_peer(context_->fd)))
+      ((stream_ && stream_->broken()) || closed_by_peer(context_->fd)))
     disconnect();
   if (!context_) connect();
   write_command(argv);
@@ -240,16 +236,16 @@ void HiredisConnection::send(const std::vector<std::string>& argv) {
 void HiredisConnection::write_command(const std::vector<std::string>& argv) {
   // RESP by hand into a reused buffer: hiredis' own formatting
   // (redisAppendCommandArgv) costs more user time than the rest of a command.
-  if (options_.link && (lost_request_ || broken_by_link() || options_.link->drops_requests())) {
-    // Lost on the link: it never reaches the server (await_lost).
-    if (!lost_request_) heals_at_loss_ = options_.link->heals();
-    lost_request_ = true;
-    if (pending_end_ == pending_.size()) pending_.emplace_back();
-    describe_command(argv, pending_[pending_end_++]);
-    return;
-  }
   request_.clear();
   append_resp_array(request_, argv);
+  if (stream_) {
+    // The link carries it: at once, later, or never (linked_stream.h).
+    stream_->send(request_);
+    if (pending_end_ == pending_.size()) pending_.emplace_back();
+    describe_command(argv, pending_[pending_end_++]);
+    waiter_->set_requests_out(stream_->unread());
+    return;
+  }
   const bool in_flight = first_pending_ != pending_end_;
   const auto deadline = std::chrono::steady_clock::now() + options_.command_timeout;
   for (size_t sent = 0; sent < request_.size();) {
@@ -271,8 +267,7 @@ void HiredisConnection::write_command(const std::vector<std::string>& argv) {
   }
   if (pending_end_ == pending_.size()) pending_.emplace_back();
   describe_command(argv, pending_[pending_end_++]);
-  written_end_ = pending_end_;
-  waiter_->set_requests_out(written_end_ - first_pending_);
+  waiter_->set_requests_out(pending_end_ - first_pending_);
 }
 
 Reply HiredisConnection::receive() {
@@ -280,12 +275,29 @@ Reply HiredisConnection::receive() {
 }
 
 Reply HiredisConnection::receive_within(std::chrono::milliseconds timeout) {
-  using std::chrono::steady_clock;
   if (!context_ || first_pending_ == pending_end_)
     throw RedisError(describe() + ": receive() without a command in flight", false);
   const std::string& what = pending_[first_pending_];
-  if (first_pending_ >= written_end_) await_lost(what, timeout);
-  const steady_clock::time_point deadline = steady_clock::now() + timeout;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (!stream_) {
+    Reply reply = read_reply(what, timeout, deadline);
+    if (options_.answers_take_time) answer_received();
+    return reply;
+  }
+  // Over a simulated link: the request reaches the server (the answer is
+  // then in the socket at once: the clock stands still while it is out),
+  // and the answer crosses back.
+  const int64_t deadline_ns = monotonic_ns() + std::chrono::nanoseconds(timeout).count();
+  check_fate(stream_->await_written(deadline_ns), what, timeout);
+  Reply reply = read_reply(what, timeout, deadline);
+  waiter_->set_requests_out(stream_->unread() - 1);
+  check_fate(stream_->await_answer(deadline_ns), what, timeout);
+  if (options_.answers_take_time) answer_received();
+  return reply;
+}
+
+Reply HiredisConnection::read_reply(const std::string& what, std::chrono::milliseconds timeout,
+                                    std::chrono::steady_clock::time_point deadline) {
   void* raw = nullptr;
   for (;;) {
     if (redisGetReplyFromReader(context_, &raw) != REDIS_OK)
@@ -309,12 +321,11 @@ Reply HiredisConnection::receive_within(std::chrono::milliseconds timeout) {
     if (!may_be_ready)
       fail(what + ": timed out after " + std::to_string(timeout.count()) + " ms", true);
   }
-  if (++first_pending_ == pending_end_) first_pending_ = pending_end_ = written_end_ = 0;
-  waiter_->set_requests_out(written_end_ - first_pending_);
+  if (++first_pending_ == pending_end_) first_pending_ = pending_end_ = 0;
+  if (!stream_) waiter_->set_requests_out(pending_end_ - first_pending_);
   auto* reply = static_cast<redisReply*>(raw);
   Reply out = convert(reply);
   freeReplyObject(reply);
-  if (options_.answers_take_time) answer_received();
   return out;
 }
 

@@ -8,10 +8,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "connection.h"
 #include "fibers.h"
+#include "linked_stream.h"
 
 struct redisContext;
 
@@ -38,13 +40,15 @@ class HiredisConnection final : public Connection {
   // Writes `argv` and records it as waiting for its reply.
   void write_command(const std::vector<std::string>& argv);
   [[noreturn]] void fail(const std::string& what, bool maybe_executed);
-  // With a simulated link: the link reset or closed this connection since
-  // it opened, or healed the black hole it lost a request in.
-  bool broken_by_link() const;
-  // With a simulated link: waits for the answer to `what`, a request lost
-  // on the link, which never comes: throws RedisError at `timeout`, or when
-  // the link resets the connection first.
-  [[noreturn]] void await_lost(const std::string& what, std::chrono::milliseconds timeout);
+  // Reads the reply to the oldest command sent (`what`), waiting for it at
+  // most `timeout` from now, until `deadline`.
+  Reply read_reply(const std::string& what, std::chrono::milliseconds timeout,
+                   std::chrono::steady_clock::time_point deadline);
+  // With a simulated link: what the link did with the oldest command
+  // (`what`) and its answer, throwing RedisError as the connection would
+  // have failed (timed out, or reset).
+  void check_fate(LinkedStream::Fate fate, const std::string& what,
+                  std::chrono::milliseconds timeout);
 
   std::function<Endpoint()> resolve_;
   ConnectionOptions options_;
@@ -58,12 +62,9 @@ class HiredisConnection final : public Connection {
   std::vector<std::string> pending_;
   size_t first_pending_ = 0, pending_end_ = 0;
   std::string request_;  // the command being sent, in RESP
-  // With a simulated link: pending_[first_pending_, written_end_) reached
-  // the server and the rest was lost; once one is lost, every later one is.
-  size_t written_end_ = 0;
-  bool lost_request_ = false;
-  uint64_t closes_seen_ = 0;    // the link's closes() when this connection opened
-  uint64_t heals_at_loss_ = 0;  // the link's heals() when it lost the first request
+  // With a simulated link (ConnectionOptions::link): what it does with the
+  // commands sent on this socket.
+  std::shared_ptr<LinkedStream> stream_;
 };
 
 }  // namespace locklab

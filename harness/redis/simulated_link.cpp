@@ -1,32 +1,44 @@
 #include "simulated_link.h"
 
-#include <stdexcept>
+#include <algorithm>
 
 #include "clock.h"
+#include "linked_stream.h"
 
 namespace locklab {
 
+SimulatedLink::SimulatedLink(uint64_t seed) : jitter_rng_(seed) {}
+
 void SimulatedLink::changed(std::unique_lock<std::mutex>& lock) {
   ++changes_;
+  std::vector<std::function<void()>> listeners;
+  for (const auto& [id, listener] : listeners_) listeners.push_back(listener);
   lock.unlock();
   change_.notify_all();
+  for (const auto& listener : listeners) listener();
 }
 
 void SimulatedLink::pass() {
   std::unique_lock lock(mu_);
   if (mode_ == Mode::Blackhole) ++heals_;
   mode_ = Mode::Pass;
+  to_server_ = to_client_ = {};
   changed(lock);
 }
 
-void SimulatedLink::delay(Direction, std::chrono::milliseconds fixed,
+void SimulatedLink::delay(Direction direction, std::chrono::milliseconds fixed,
                           std::chrono::milliseconds jitter) {
-  if (fixed.count() != 0 || jitter.count() != 0)
-    throw std::logic_error("a link on virtual time cannot delay traffic (delays keep real time)");
+  std::unique_lock lock(mu_);
+  const Latency latency{std::chrono::nanoseconds(fixed).count(),
+                        std::chrono::nanoseconds(jitter).count()};
+  if (direction != Direction::ToClient) to_server_ = latency;
+  if (direction != Direction::ToServer) to_client_ = latency;
+  changed(lock);
 }
 
 void SimulatedLink::blackhole() {
   std::unique_lock lock(mu_);
+  if (mode_ != Mode::Blackhole) breaks_.push_back(monotonic_ns());
   mode_ = Mode::Blackhole;
   changed(lock);
 }
@@ -35,12 +47,26 @@ void SimulatedLink::reject() {
   std::unique_lock lock(mu_);
   mode_ = Mode::Reject;
   ++closes_;
+  breaks_.push_back(monotonic_ns());
   changed(lock);
 }
 
 void SimulatedLink::cut() {
   std::unique_lock lock(mu_);
   ++closes_;
+  breaks_.push_back(monotonic_ns());
+  changed(lock);
+}
+
+void SimulatedLink::hold() {
+  std::unique_lock lock(mu_);
+  held_ = true;
+  changed(lock);
+}
+
+void SimulatedLink::release() {
+  std::unique_lock lock(mu_);
+  held_ = false;
   changed(lock);
 }
 
@@ -54,6 +80,11 @@ bool SimulatedLink::drops_requests() const {
   return mode_ == Mode::Blackhole;
 }
 
+bool SimulatedLink::holds_requests() const {
+  std::lock_guard lock(mu_);
+  return held_;
+}
+
 uint64_t SimulatedLink::closes() const {
   std::lock_guard lock(mu_);
   return closes_;
@@ -64,10 +95,61 @@ uint64_t SimulatedLink::heals() const {
   return heals_;
 }
 
+int64_t SimulatedLink::arrival(const Latency& latency, int64_t from_ns) {
+  int64_t at = from_ns + latency.fixed_ns;
+  if (latency.jitter_ns > 0)
+    at += std::uniform_int_distribution<int64_t>(0, latency.jitter_ns)(jitter_rng_);
+  return at;
+}
+
+int64_t SimulatedLink::request_arrival(int64_t sent_ns) {
+  std::lock_guard lock(mu_);
+  return arrival(to_server_, sent_ns);
+}
+
+int64_t SimulatedLink::answer_arrival(int64_t given_ns) {
+  std::lock_guard lock(mu_);
+  return arrival(to_client_, given_ns);
+}
+
+bool SimulatedLink::broke_between(int64_t from_ns, int64_t until_ns) const {
+  std::lock_guard lock(mu_);
+  return std::any_of(breaks_.begin(), breaks_.end(),
+                     [&](int64_t at) { return at >= from_ns && at < until_ns; });
+}
+
 void SimulatedLink::wait_for_change(int64_t deadline_ns) {
   std::unique_lock lock(mu_);
   const uint64_t seen = changes_;
   while (changes_ == seen && monotonic_ns() < deadline_ns) change_.wait_until(lock, deadline_ns);
+}
+
+int SimulatedLink::on_change(std::function<void()> listener) {
+  std::lock_guard lock(mu_);
+  listeners_.emplace(next_listener_, std::move(listener));
+  return next_listener_++;
+}
+
+void SimulatedLink::remove_listener(int id) {
+  std::lock_guard lock(mu_);
+  listeners_.erase(id);
+}
+
+void SimulatedLink::linger(std::shared_ptr<LinkedStream> stream) {
+  std::lock_guard lock(mu_);
+  lingering_.push_back(std::move(stream));
+}
+
+void SimulatedLink::forget(const LinkedStream* stream) {
+  std::shared_ptr<LinkedStream> last;  // let go after the lock
+  {
+    std::lock_guard lock(mu_);
+    auto it = std::find_if(lingering_.begin(), lingering_.end(),
+                           [stream](const auto& s) { return s.get() == stream; });
+    if (it == lingering_.end()) return;
+    last = std::move(*it);
+    lingering_.erase(it);
+  }
 }
 
 }  // namespace locklab

@@ -138,7 +138,8 @@ void Cluster::build_links(const ClusterShape& shape, int clients, uint64_t seed)
     for (int c = 0; c < clients; ++c) {
       simulated_links_.emplace_back();
       for (size_t s = 0; s < total; ++s)
-        simulated_links_.back().push_back(std::make_unique<SimulatedLink>());
+        simulated_links_.back().push_back(
+            std::make_unique<SimulatedLink>(seed * 131 + uint64_t(c) * total + s));
     }
     return;
   }
@@ -211,6 +212,16 @@ NetworkLink& Cluster::link(size_t client, size_t server) {
   if (links_.empty())
     throw std::logic_error("this cluster was built without client links (no link fault asked)");
   return *links_.at(client).at(server);
+}
+
+bool Cluster::hold_server(size_t server) {
+  for (auto& links : simulated_links_) links.at(server)->hold();
+  return !simulated_links_.empty();
+}
+
+bool Cluster::release_server(size_t server) {
+  for (auto& links : simulated_links_) links.at(server)->release();
+  return !simulated_links_.empty();
 }
 
 SimulatedLink* Cluster::simulated_link(size_t client, size_t node) {

@@ -64,6 +64,8 @@ class Cluster final : public FaultTargets {
   ServerClock* server_clock(size_t i) override {
     return clocks_.empty() ? nullptr : clocks_.at(i).get();
   }
+  bool hold_server(size_t server) override;
+  bool release_server(size_t server) override;
   FaultProxy& replication_link(size_t replica) override { return *replication_links_.at(replica); }
   // Throws std::logic_error when the cluster was built without client links.
   NetworkLink& link(size_t client, size_t server) override;

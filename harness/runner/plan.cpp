@@ -223,8 +223,12 @@ PlannedRun plan_run(const Scenario& scenario, const LockUnderTest& lock, const S
     plan.virtual_time = !real_only;
     // Every server reads its wall clock from the run's virtual clock, and
     // the clients' connections carry their links.
-    if (plan.virtual_time) plan.shape.server_clocks = true;
-    if (plan.virtual_time) plan.shape.simulated_links = plan.shape.client_links;
+    if (plan.virtual_time) {
+      plan.shape.server_clocks = true;
+      // A stopped or sleeping server is its clients' links holding what
+      // reaches it (simulated_link.h): every run has them, at no cost.
+      plan.shape.client_links = plan.shape.simulated_links = true;
+    }
   }
   if (const Target* target = servers.target.get()) {
     plan.shape = shape_on(*target, plan.shape, lock.multi_node);

@@ -148,8 +148,6 @@ constexpr FaultKindTable kFaultKinds({
      .duration = DurationRule::Required,
      .undoable = true,
      .colour = "#334155",
-     .real_time_only =
-         "a stopped server answers nothing, and a virtual clock waits for every answer",
      .meaning = "a redis-server is stopped (SIGSTOP) and continued afterwards",
      .explore_weight = 3,
      .explore_ranges = kPauseRanges},
@@ -159,8 +157,6 @@ constexpr FaultKindTable kFaultKinds({
      .needs = Need::DebugCommand,
      .duration = DurationRule::Required,
      .colour = "#334155",
-     .real_time_only = "DEBUG SLEEP sleeps in real time inside the server, and a virtual clock "
-                       "waits for its answer",
      .meaning = "a redis-server blocks in DEBUG SLEEP for duration_ms",
      .explore_weight = 2,
      .explore_ranges = kSleepRanges},
@@ -193,8 +189,6 @@ constexpr FaultKindTable kFaultKinds({
      .undoable = true,
      .params = kDelayParams,
      .colour = "#d97706",
-     .real_time_only = "a delayed link is a fault proxy's, which keeps real time (the links a "
-                       "virtual run simulates drop, refuse and close, but do not delay)",
      .meaning = "the links between the clients and servers delay traffic",
      .explore_weight = 2,
      .explore_ranges = kDelayRanges},

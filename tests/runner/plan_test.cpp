@@ -303,14 +303,6 @@ TEST(Plan, OnVirtualTimeACellThatMustKeepRealTimeIsNotApplicableAndSaysWhy) {
     EXPECT_FALSE(planned.plan);
     return planned.not_applicable;
   };
-  EXPECT_EQ(
-      why(story_of(R"({"kind": "sigstop-node", "at_ms": 100, "duration_ms": 100})"), set_nx_px),
-      "on virtual time: fault 0 (sigstop-node): a stopped server answers nothing, and a "
-      "virtual clock waits for every answer (--time real or auto runs it)");
-  EXPECT_NE(why(story_of(R"({"kind": "delay", "at_ms": 100, "duration_ms": 100, "delay_ms": 50})"),
-                set_nx_px)
-                .find("a delayed link is a fault proxy's, which keeps real time"),
-            std::string::npos);
   EXPECT_NE(why(with_fault(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})",
                            R"({"replicas": 1, "sentinels": 3})"),
                 set_nx_px)
@@ -327,12 +319,17 @@ TEST(Plan, OnVirtualTimeACellThatMustKeepRealTimeIsNotApplicableAndSaysWhy) {
             std::string::npos);
 }
 
-TEST(Plan, OnVirtualTimeThePartitionsAndCutsOfABuiltInAreCarriedByItsConnections) {
+TEST(Plan, OnVirtualTimeTheLinksAndStoppedServersOfABuiltInAreCarriedByItsConnections) {
   Servers servers;
   servers.time = TimeMode::Auto;
-  for (const char* fault : {R"({"kind": "partition", "at_ms": 100, "duration_ms": 100})",
-                            R"({"kind": "partition", "at_ms": 100, "how": "reject"})",
-                            R"({"kind": "cut", "at_ms": 100})"}) {
+  for (const char* fault :
+       {R"({"kind": "partition", "at_ms": 100, "duration_ms": 100})",
+        R"({"kind": "partition", "at_ms": 100, "how": "reject"})",
+        R"({"kind": "cut", "at_ms": 100})",
+        R"({"kind": "delay", "at_ms": 100, "duration_ms": 100, "delay_ms": 50})",
+        R"({"kind": "sigstop-node", "at_ms": 100, "duration_ms": 100})",
+        R"({"kind": "debug-sleep", "at_ms": 100, "duration_ms": 100})",
+        R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"}) {
     const PlannedRun planned =
         plan_run(story_of(fault), LockUnderTest::built_in("set-nx-px"), servers, 1);
     ASSERT_TRUE(planned.plan) << fault << ": " << planned.not_applicable;
@@ -340,13 +337,7 @@ TEST(Plan, OnVirtualTimeThePartitionsAndCutsOfABuiltInAreCarriedByItsConnections
     EXPECT_TRUE(planned.plan->shape.client_links) << fault;
     EXPECT_TRUE(planned.plan->shape.simulated_links) << fault;
   }
-  // In real time (a delay, or --time real) the links are the fault proxies.
-  const PlannedRun delayed =
-      plan_run(story_of(R"({"kind": "delay", "at_ms": 100, "duration_ms": 100, "delay_ms": 50})"),
-               LockUnderTest::built_in("set-nx-px"), servers, 1);
-  ASSERT_TRUE(delayed.plan) << delayed.not_applicable;
-  EXPECT_FALSE(delayed.plan->virtual_time);
-  EXPECT_FALSE(delayed.plan->shape.simulated_links);
+  // In real time the links are the fault proxies.
   servers.time = TimeMode::Real;
   const PlannedRun real = plan_run(story_of(R"({"kind": "partition", "at_ms": 100})"),
                                    LockUnderTest::built_in("set-nx-px"), servers, 1);
@@ -376,7 +367,7 @@ TEST(Plan, OnVirtualTimeEveryServerReadsTheVirtualClock) {
   ASSERT_TRUE(planned.plan) << planned.not_applicable;
   EXPECT_TRUE(planned.plan->virtual_time);
   EXPECT_TRUE(planned.plan->shape.server_clocks);
-  EXPECT_FALSE(planned.plan->shape.client_links);
+  EXPECT_TRUE(planned.plan->shape.simulated_links) << "links that cost nothing, never proxies";
 }
 
 TEST(Plan, AutoTimeIsVirtualWhereTheCellAllowsItAndRealElsewhere) {
@@ -385,12 +376,14 @@ TEST(Plan, AutoTimeIsVirtualWhereTheCellAllowsItAndRealElsewhere) {
   const LockUnderTest set_nx_px = LockUnderTest::built_in("set-nx-px");
   const PlannedRun paused = plan_run(
       story_of(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"), set_nx_px, servers, 1);
-  const PlannedRun stopped =
-      plan_run(story_of(R"({"kind": "sigstop-node", "at_ms": 100, "duration_ms": 100})"), set_nx_px,
-               servers, 1);
-  ASSERT_TRUE(paused.plan && stopped.plan);
+  const PlannedRun replicated =
+      plan_run(with_fault(R"({"kind": "cut-replication", "at_ms": 100, "duration_ms": 100})",
+                          R"({"replicas": 1})"),
+               set_nx_px, servers, 1);
+  ASSERT_TRUE(paused.plan && replicated.plan);
   EXPECT_TRUE(paused.plan->virtual_time);
-  EXPECT_FALSE(stopped.plan->virtual_time);
+  EXPECT_FALSE(replicated.plan->virtual_time);
+  EXPECT_FALSE(replicated.plan->shape.simulated_links);
   servers.time = TimeMode::Real;
   EXPECT_FALSE(plan_run(story_of(R"({"kind": "pause", "at_ms": 100, "duration_ms": 100})"),
                         set_nx_px, servers, 1)

@@ -225,10 +225,91 @@ TEST(SimulatedLink, AnAnswerGivenBeforeTheLinkBrokeIsDelivered) {
   EXPECT_NE(after.what.find("refused"), std::string::npos) << after.what;
 }
 
-TEST(SimulatedLink, DelaysKeepRealTime) {
-  SimulatedLink link;
-  EXPECT_NO_THROW(link.delay(Direction::Both, milliseconds(0), milliseconds(0)));
-  EXPECT_THROW(link.delay(Direction::Both, milliseconds(50), milliseconds(0)), std::logic_error);
+// The server's clock when it ran TIME, in ms since the virtual clock's start.
+int64_t server_ms(const Reply& time) {
+  return std::stoll(time.elements.at(0).str) * 1000 + std::stoll(time.elements.at(1).str) / 1000 -
+         VirtualTime::kStartWallNs / kMs;
+}
+
+TEST(SimulatedLink, ADelayedRequestRunsWhenItArrivesAndItsAnswerTakesTheDelayBack) {
+  VirtualTime time;
+  VirtualTimeBinding bound(&time);
+  LinkedServer redis;
+  int64_t sent_ms = -1, ran_ms = -1, answered_ns = -1;
+  run_fibers({[&] {
+    HiredisConnection client(redis.server.endpoint(), redis.client_options());
+    client.command({"PING"});
+    redis.link.delay(Direction::Both, milliseconds(100), milliseconds(0));
+    const int64_t sent = monotonic_ns();
+    sent_ms = (sent - time.now_ns() + time.wall_ns()) / kMs - VirtualTime::kStartWallNs / kMs;
+    ran_ms = server_ms(client.command({"TIME"}));
+    answered_ns = monotonic_ns() - sent;
+  }});
+  EXPECT_EQ(ran_ms - sent_ms, 100) << "the server ran it when it arrived";
+  EXPECT_EQ(answered_ns, 200 * kMs + 100'000) << "100 ms there, 100 ms back, and its round trip";
+}
+
+TEST(SimulatedLink, ARequestWhoseClientGaveUpStillArrives) {
+  VirtualTime time;
+  VirtualTimeBinding bound(&time);
+  LinkedServer redis;
+  Failure gave_up;
+  long long before_arrival = -1, after_arrival = -1;
+  run_fibers({[&] {
+    HiredisConnection client(redis.server.endpoint(), redis.client_options());
+    client.command({"PING"});
+    redis.link.delay(Direction::ToServer, milliseconds(1500), milliseconds(0));
+    gave_up = failure_of(client, {"SET", "late", "1"});
+    before_arrival = redis.direct({"EXISTS", "late"}).integer;
+    sleep_for(milliseconds(600));
+    after_arrival = redis.direct({"EXISTS", "late"}).integer;
+  }});
+  EXPECT_EQ(gave_up.after_ns, 1000 * kMs) << gave_up.what;
+  EXPECT_TRUE(gave_up.maybe_executed) << "a request on its way may still run";
+  EXPECT_EQ(before_arrival, 0);
+  EXPECT_EQ(after_arrival, 1) << "the request the client gave up on never reached the server";
+}
+
+TEST(SimulatedLink, ARequestOnItsWayIntoABlackHoleIsLost) {
+  VirtualTime time;
+  VirtualTimeBinding bound(&time);
+  LinkedServer redis;
+  Failure lost;
+  run_fibers({[&] {
+                HiredisConnection client(redis.server.endpoint(), redis.client_options());
+                client.command({"PING"});
+                redis.link.delay(Direction::Both, milliseconds(200), milliseconds(0));
+                lost = failure_of(client, {"SET", "swallowed", "1"});
+              },
+              [&] {
+                sleep_for(milliseconds(50));  // the SET is on its way (the PING took 0.1 ms)
+                redis.link.blackhole();
+              }});
+  EXPECT_EQ(lost.after_ns, 1000 * kMs) << lost.what;
+  EXPECT_EQ(redis.direct({"EXISTS", "swallowed"}).integer, 0);
+}
+
+TEST(SimulatedLink, AHeldServerRunsTheRequestsThatReachedItAtItsRelease) {
+  VirtualTime time;
+  VirtualTimeBinding bound(&time);
+  LinkedServer redis;
+  int64_t answered_ns = -1;
+  long long while_held = -1;
+  redis.link.hold();
+  run_fibers({[&] {
+                HiredisConnection client(redis.server.endpoint(), redis.client_options());
+                const int64_t sent = monotonic_ns();
+                client.command({"SET", "held", "1"});
+                answered_ns = monotonic_ns() - sent;
+              },
+              [&] {
+                sleep_for(milliseconds(300));
+                while_held = redis.direct({"EXISTS", "held"}).integer;
+                redis.link.release();
+              }});
+  EXPECT_EQ(while_held, 0) << "a held server ran a request";
+  EXPECT_EQ(answered_ns, 300 * kMs + 100'000);
+  EXPECT_EQ(redis.direct({"EXISTS", "held"}).integer, 1);
 }
 
 // A scenario file in `dir` with `faults`, told to set-nx-px.
@@ -342,6 +423,31 @@ TEST(VirtualTimeRedis, RedlockAcrossBlackHolesRepeatsItsHistoryByteForByte) {
   EXPECT_NE(first.find("\"f\":\"acquire\""), std::string::npos);
   EXPECT_EQ(file_text(dir.path() / "run1" / "redlock" / "history.jsonl"), first)
       << "a round's deadline was measured on another clock than the one its waits keep";
+}
+
+TEST(VirtualTimeRedis, AStoppedServerLetsItsWaitingRequestsInInOneOrderEveryRun) {
+  TempDir dir("locklab-vt-test");
+  // Three clients queue at a stopped server; each run lets them in alike.
+  const json scenario{
+      {"name", "virtual-stopped-server"},
+      {"clients", 3},
+      {"duration_ms", 4000},
+      {"seed", 3},
+      {"algorithms", {"set-nx-px", "fenced"}},
+      {"workload", {{"locks", {"L"}}, {"ttl_ms", 3000}, {"wait_ms", 1000}, {"work_ms", 5}}},
+      {"faults",
+       {{{"kind", "sigstop-node"}, {"at_ms", 500}, {"duration_ms", 1000}},
+        {{"kind", "debug-sleep"}, {"at_ms", 2000}, {"duration_ms", 1000}}}}};
+  const auto file = dir.path() / "stopped.json";
+  std::ofstream(file) << scenario.dump(2);
+  for (int i = 0; i < 3; ++i) run_virtual(file, dir.path() / ("run" + std::to_string(i)));
+  for (const char* lock : {"set-nx-px", "fenced"}) {
+    const std::string first = file_text(dir.path() / "run0" / lock / "history.jsonl");
+    EXPECT_NE(first.find("\"f\":\"sigstop-node\""), std::string::npos) << lock;
+    for (int i = 1; i < 3; ++i)
+      EXPECT_EQ(file_text(dir.path() / ("run" + std::to_string(i)) / lock / "history.jsonl"), first)
+          << lock << ": run " << i << " let the waiting requests in in another order";
+  }
 }
 
 }  // namespace
