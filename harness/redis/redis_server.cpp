@@ -77,6 +77,8 @@ void RedisServer::start() {
                                    "",
                                    "--protected-mode",
                                    "no",
+                                   "--repl-diskless-sync",
+                                   "no",
                                    "--repl-diskless-sync-delay",
                                    "0",
                                    "--loglevel",
