@@ -4,7 +4,10 @@
 // go on. After a timeout the connection's replies no longer pair with its
 // commands, so any I/O error or timeout drops it and the next command
 // reconnects; so does a command sent after the server closed an idle
-// connection (it is not lost on the dead one).
+// connection (it is not lost on the dead one). Over a simulated link
+// (ConnectionOptions::link, on virtual time) each command and its answer go
+// through the link's stream (linked_stream.h), which delays, loses or holds
+// them as the nemesis made the link.
 #pragma once
 
 #include <functional>
