@@ -37,8 +37,15 @@ STORIES = "scenarios/libraries"
 CONTROLS = ["scenarios/no-faults.json", "scenarios/pause-longer-than-lease.json"]
 
 
+# The runs' output directory while the checks read it: kept when a check
+# fails, so that the histories behind the failure can be read.
+KEPT = []
+
+
 def fail(message):
     print(f"check_libraries: {message}", file=sys.stderr)
+    for directory in KEPT:
+        print(f"check_libraries: the runs' histories are kept in {directory}", file=sys.stderr)
     sys.exit(1)
 
 
@@ -121,6 +128,7 @@ def main():
                 named.append((os.path.join(folder, file), mine))
     runs = [(CONTROLS, libraries)] + [([file], names) for file, names in named]
     out = tempfile.mkdtemp(prefix="locklab-libraries-")
+    KEPT.append(out)
     try:
         def suite(index):
             files, names = runs[index]
@@ -147,8 +155,11 @@ def main():
                     events = [json.loads(line) for line in open(path)]
                     renewals[(story, library)] = [(e["process"], e["type"]) for e in events
                                                   if e.get("f") == "renewed"]
-    finally:
+    except (Exception, KeyboardInterrupt):
+        # No run to read (fail() exits with the runs kept).
         shutil.rmtree(out, ignore_errors=True)
+        KEPT.clear()
+        raise
     results = documents[0]
 
     columns = {lock["name"]: lock for lock in results["locks"]}
@@ -224,6 +235,7 @@ def main():
             fail(f"{story} × {library}: {process}'s renewals were {seen}, expected one {want}")
     if stories == 0 and runtime in (None, "node"):
         fail("no library story names a library")
+    shutil.rmtree(out, ignore_errors=True)
     print(f"check_libraries: {len(libraries)} libraries, {len(cells)} cells, "
           f"{stories} library expectations met")
 
