@@ -66,9 +66,9 @@ struct ConnectionOptions {
   // request left (answer_received, fibers.h): a client's connections. The
   // lab's own (the nemesis's, a server's readiness probe) take no time.
   bool answers_take_time = false;
-  // On virtual time, a client's link to the server when the run breaks
-  // links (simulated_link.h): the connection carries it instead of a fault
-  // proxy. Not owned; outlives the connection. nullptr: a plain connection.
+  // On virtual time, a client's link to the server (simulated_link.h): the
+  // connection carries it instead of a fault proxy. Not owned; outlives the
+  // connection. nullptr: a plain connection.
   SimulatedLink* link = nullptr;
 };
 
