@@ -36,6 +36,11 @@ nlohmann::json overlap_json(const Overlap& o) {
     out[ms_key] = rounded(*ms);
     if (o.lease_ms > 0) out[leases_key] = rounded(*ms / o.lease_ms);
   };
+  if (!o.unclassified_because.empty()) {
+    out["unclassified_because"] = o.unclassified_because;
+    if (auto uncertainty = uncertainty_named(o.unclassified_because))
+      out["timing_only"] = info(*uncertainty).timing_only;
+  }
   figure("inside_lease_ms", "inside_leases", o.inside_lease_ms);
   figure("past_lease_ms", "past_leases", o.past_lease_ms);
   return out;

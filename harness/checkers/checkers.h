@@ -113,7 +113,8 @@
 //     lease left. unclassified otherwise (no ttl_ms, unrecorded renewals, a
 //     grant window that straddles the lease's end, or a B whose attempt
 //     began before A's acquire answered, so that either may have been
-//     granted first), with the reason.
+//     granted first), with the reason (Overlap::unclassified_because, an
+//     Uncertainty of violation_kind.h).
 //   - late writes: A's writes invoked after B's acquire ok, counted by what
 //     the store did: accepted, rejected by fencing. An overlap with late
 //     writes all rejected is "stopped by fencing".
@@ -166,7 +167,8 @@ struct Overlap {
   bool clock_misjudged = false;           // overrun: the holder's clock still showed lease left
   int64_t late_writes_accepted = 0;       // the earlier holder's writes after the later grant
   int64_t late_writes_rejected = 0;
-  std::string explanation;  // one sentence: the class and its figures, or why unclassified
+  std::string explanation;           // one sentence: the class and its figures, or why unclassified
+  std::string unclassified_because;  // unclassified: an Uncertainty's name (violation_kind.h)
 
   bool stopped_by_fencing() const { return late_writes_accepted == 0 && late_writes_rejected > 0; }
   bool operator==(const Overlap&) const = default;

@@ -225,6 +225,7 @@ class MutualExclusion final : public Kind {
     const Ref ok = later.start;
     if (!a.lease.known) {
       o.overlap_class = name(OverlapClass::Unclassified);
+      o.unclassified_because = name(Uncertainty::NoLease);
       o.explanation = label(OverlapClass::Unclassified) + p +
                       "'s acquire gave no ttl_ms or validity_ms, so " + "its lease is unknown";
     } else if (b.grant_from.time_ns < a_ok.time_ns && ok.time_ns < a.lease.lo) {
@@ -232,6 +233,7 @@ class MutualExclusion final : public Kind {
       // granted b first (its answer came late), so which lease was broken,
       // if any, the history cannot tell.
       o.overlap_class = name(OverlapClass::Unclassified);
+      o.unclassified_because = name(Uncertainty::GrantOrder);
       o.explanation = label(OverlapClass::Unclassified) + q + "'s attempt began at " +
                       ms_text(ms_of(b.grant_from.time_ns)) + ", before " + p +
                       "'s acquire answered at " + ms_text(ms_of(a_ok.time_ns)) +
@@ -249,6 +251,8 @@ class MutualExclusion final : public Kind {
                       "'s lease ended at " + ms_text(ms_of(a.lease.upper())) + lease_from_ttl(a);
     } else {
       o.overlap_class = name(OverlapClass::Unclassified);
+      o.unclassified_because = name(a.lease.bounded_above() ? Uncertainty::GrantWindow
+                                                            : Uncertainty::UnrecordedRenewals);
       o.explanation = !a.lease.bounded_above()
                           ? label(OverlapClass::Unclassified) + p +
                                 "'s lease was renewed or extended by amounts the " +
@@ -290,6 +294,7 @@ class MutualExclusion final : public Kind {
         Overlap& o = *context_.reporter.amend(listed.index).overlap;
         const auto& v = context_.reporter.amend(listed.index);
         o.overlap_class = name(OverlapClass::Unclassified);
+        o.unclassified_because = name(Uncertainty::RenewalInFlight);
         o.explanation = label(OverlapClass::Unclassified) + "a renewal of " + v.processes[0] +
                         "'s lease sent at " + ms_text(ms_of(sent)) + ", before " + v.processes[1] +
                         "'s acquire answered at " + ms_text(ms_of(v.times_ns[1])) +

@@ -37,6 +37,7 @@ Expectation read_expectation(Fields e) {
 checkers::Overlap read_overlap(Fields o, const std::string& overlap_class) {
   checkers::Overlap out;
   out.overlap_class = overlap_class;
+  out.unclassified_because = o.text("unclassified_because").value_or("");
   out.lease_source = o.text("lease_source").value_or("");
   out.lease_ms = o.number("lease_ms").value_or(0);
   out.inside_lease_ms = o.number("inside_lease_ms");

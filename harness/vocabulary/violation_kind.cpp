@@ -51,6 +51,27 @@ constexpr WordTable<OverlapClassInfo, &OverlapClassInfo::overlap_class, kOverlap
 static_assert(kOverlapClassCount == static_cast<size_t>(OverlapClass::Unclassified) + 1,
               "kOverlapClassCount must count every OverlapClass");
 
+// One row per uncertainty, in enum order (the table checks it).
+constexpr WordTable<UncertaintyInfo, &UncertaintyInfo::uncertainty, kUncertaintyCount>
+    kUncertainties({
+        {Uncertainty::NoLease, "no-lease", false,
+         "the earlier acquire gave no ttl_ms or validity_ms: its lease is unknown"},
+        {Uncertainty::UnrecordedRenewals, "unrecorded-renewals", false,
+         "the earlier lease was renewed by amounts the history does not record"},
+        {Uncertainty::GrantOrder, "grant-order", true,
+         "the later attempt began before the earlier acquire answered: either may have been "
+         "granted first"},
+        {Uncertainty::GrantWindow, "grant-window", true,
+         "the later grant came between its attempt's start and its answer, and the earlier lease "
+         "ended in between"},
+        {Uncertainty::RenewalInFlight, "renewal-in-flight", true,
+         "a renewal of the earlier lease sent before the later grant was answered after it, and "
+         "may have carried the lease past it"},
+    });
+
+static_assert(kUncertaintyCount == static_cast<size_t>(Uncertainty::RenewalInFlight) + 1,
+              "kUncertaintyCount must count every Uncertainty");
+
 }  // namespace
 
 std::span<const OverlapClassInfo> overlap_classes() {
@@ -71,6 +92,18 @@ std::optional<OverlapClass> overlap_class_named(std::string_view name) {
 
 std::string overlap_class_list() {
   return kOverlapClasses.list();
+}
+
+const UncertaintyInfo& info(Uncertainty uncertainty) {
+  return kUncertainties[uncertainty];
+}
+
+std::string_view name(Uncertainty uncertainty) {
+  return kUncertainties.name(uncertainty);
+}
+
+std::optional<Uncertainty> uncertainty_named(std::string_view name) {
+  return kUncertainties.named(name);
 }
 
 std::span<const ViolationKindInfo> violation_kinds() {

@@ -98,6 +98,33 @@ std::optional<OverlapClass> overlap_class_named(std::string_view name);
 // "broken-lease, overrun, unclassified": every name, for messages.
 std::string overlap_class_list();
 
+// Why the history cannot tell an overlap's class. Some of these are limits of
+// any history, however complete: a correct lock's history shows them now and
+// then, as its requests' transit times fall (`timing_only`). The others say
+// the history lacks what would tell (a lock that hides its lease or its
+// renewals), and a complete history never shows them.
+enum class Uncertainty {
+  NoLease,             // the earlier acquire gave no ttl_ms or validity_ms
+  UnrecordedRenewals,  // the lease was renewed by amounts the history does not record
+  GrantOrder,          // the later attempt began before the earlier acquire answered
+  GrantWindow,         // the later grant's window spans the earlier lease's end
+  RenewalInFlight,     // a renewal answered after the later grant may have come before it
+};
+inline constexpr size_t kUncertaintyCount = 5;
+
+struct UncertaintyInfo {
+  Uncertainty uncertainty;
+  std::string_view name;  // as results.json spells it (overlap.unclassified_because)
+  bool timing_only;       // a complete history of a correct lock can show it
+  std::string_view meaning;
+};
+
+const UncertaintyInfo& info(Uncertainty uncertainty);
+// "grant-window".
+std::string_view name(Uncertainty uncertainty);
+// The uncertainty named `name`, or nullopt.
+std::optional<Uncertainty> uncertainty_named(std::string_view name);
+
 // An overlap in which the earlier holder wrote after the later grant and the
 // store rejected every one of those writes: the words results and reports use.
 inline constexpr std::string_view kStoppedByFencing = "stopped-by-fencing";

@@ -78,6 +78,7 @@ TEST(OverlapClass, AGrantThatMayHaveComeFirstBreaksNoLease) {
   const auto results = check(h.events());
   const Overlap& o = only_overlap(results);
   EXPECT_EQ(o.overlap_class, "unclassified");
+  EXPECT_EQ(o.unclassified_because, "grant-order");
   EXPECT_NE(o.explanation.find("c1's attempt began at 0.0 ms, before c2's acquire answered"),
             std::string::npos)
       << o.explanation;
@@ -180,7 +181,13 @@ TEST(OverlapClass, AGrantWindowAcrossTheLeaseEndIsUnclassified) {
   release_at(h, "c1", 1600);
   const Overlap& o = only_overlap(check(h.events()));
   EXPECT_EQ(o.overlap_class, "unclassified");
+  EXPECT_EQ(o.unclassified_because, "grant-window");
   EXPECT_NE(o.explanation.find("in between"), std::string::npos) << o.explanation;
+  // A grant window is where a request's transit happened to fall: a complete
+  // history of a correct lock can show it, and results.json says so.
+  const json v = check(h.events()).to_json()["violations"][0];
+  EXPECT_EQ(v["overlap"]["unclassified_because"], "grant-window");
+  EXPECT_EQ(v["overlap"]["timing_only"], true);
 }
 
 TEST(OverlapClass, AHistoryWithoutTtlIsUnclassifiedNeverAWrongClass) {
@@ -191,8 +198,12 @@ TEST(OverlapClass, AHistoryWithoutTtlIsUnclassifiedNeverAWrongClass) {
   const auto results = check(h.events());
   const Overlap& o = only_overlap(results);
   EXPECT_EQ(o.overlap_class, "unclassified");
+  EXPECT_EQ(o.unclassified_because, "no-lease");
   EXPECT_EQ(o.lease_source, "");
   EXPECT_EQ(results.harm.overlaps.at("unclassified"), 1);
+  // A lease the history lacks is no matter of timing.
+  const json v = results.to_json()["violations"][0];
+  EXPECT_EQ(v["overlap"]["timing_only"], false);
 }
 
 TEST(OverlapClass, ExtendsMoveTheLeaseEnd) {
@@ -226,6 +237,7 @@ TEST(OverlapClass, RenewalsCountOnlyWhenRecorded) {
   release_at(unseen, "c1", 6000);
   const Overlap& o = only_overlap(check(unseen.events()));
   EXPECT_EQ(o.overlap_class, "unclassified");
+  EXPECT_EQ(o.unclassified_because, "unrecorded-renewals");
   EXPECT_NE(o.explanation.find("does not record"), std::string::npos) << o.explanation;
 
   // Recorded renewals: the last, sent at 600 ms and answered by 610, ended
@@ -250,6 +262,7 @@ TEST(OverlapClass, RenewalsCountOnlyWhenRecorded) {
   acquire_at(between, "c2", 1605, 1606);
   release_at(between, "c1", 2000);
   EXPECT_EQ(only_overlap(check(between.events())).overlap_class, "unclassified");
+  EXPECT_EQ(only_overlap(check(between.events())).unclassified_because, "grant-window");
 
   // Inside the renewed lease: broken.
   HistoryBuilder inside;
@@ -283,6 +296,7 @@ TEST(OverlapClass, ARenewalInFlightAtTheGrantProvesNoOverrun) {
     const auto results = history(900, type);
     const Overlap& o = only_overlap(results);
     EXPECT_EQ(o.overlap_class, "unclassified") << type;
+    EXPECT_EQ(o.unclassified_because, "renewal-in-flight") << type;
     EXPECT_NE(o.explanation.find("a renewal of c1's lease sent at 900.0 ms, before c2's acquire "
                                  "answered at 1200.0 ms, was answered only at 1500.0 ms"),
               std::string::npos)

@@ -43,6 +43,11 @@ RunResult full_run() {
                             "c2 acquired L at event 9"}};
   run.check->violations[0].overlap = checkers::Overlap{
       "overrun", "validity", 1000, std::nullopt, 1500.5, true, 0, 1, "overrun: …"};
+  checkers::Violation unclassified = run.check->violations[0];
+  unclassified.overlap =
+      checkers::Overlap{"unclassified", "ttl", 1000, std::nullopt,      std::nullopt,
+                        false,          0,     0,    "unclassified: …", "grant-window"};
+  run.check->violations.push_back(unclassified);
   run.check->harm = checkers::Harm{
       0,
       0,
