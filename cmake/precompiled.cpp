@@ -1,0 +1,2 @@
+// The translation unit that carries the lab's precompiled headers
+// (cmake/Precompiled.cmake); it has no code of its own.
