@@ -72,23 +72,15 @@ void VirtualTime::advance_to(int64_t at_ns) {
   if (at_ns <= now_ns()) return;
   now_ns_.store(at_ns, std::memory_order_release);
   std::atomic_ref<int64_t>(*shared_wall_).store(wall_ns(), std::memory_order_release);
-  std::map<int, std::function<void()>> listeners;
-  {
-    std::lock_guard lock(mu_);
-    listeners = listeners_;
-  }
-  for (auto& [id, listener] : listeners) listener();
+  listeners_.notify();
 }
 
 int VirtualTime::on_advance(std::function<void()> listener) {
-  std::lock_guard lock(mu_);
-  listeners_.emplace(next_listener_, std::move(listener));
-  return next_listener_++;
+  return listeners_.add(std::move(listener));
 }
 
 void VirtualTime::remove_listener(int id) {
-  std::lock_guard lock(mu_);
-  listeners_.erase(id);
+  listeners_.remove(id);
 }
 
 VirtualTime* bound_virtual_time() {

@@ -18,9 +18,9 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "listeners.h"
 #include "temp_dir.h"
 #include "word_table.h"
 
@@ -83,9 +83,7 @@ class VirtualTime {
   int64_t* shared_wall_ = nullptr;  // the mapped word of file_
   int64_t start_mono_ns_;
   std::atomic<int64_t> now_ns_;
-  std::mutex mu_;  // guards listeners_
-  std::map<int, std::function<void()>> listeners_;
-  int next_listener_ = 0;
+  Listeners listeners_;
 };
 
 // The VirtualTime the calling thread is bound to, or nullptr: real time.

@@ -11,11 +11,9 @@ SimulatedLink::SimulatedLink(uint64_t seed) : jitter_rng_(seed) {}
 
 void SimulatedLink::changed(std::unique_lock<std::mutex>& lock) {
   ++changes_;
-  std::vector<std::function<void()>> listeners;
-  for (const auto& [id, listener] : listeners_) listeners.push_back(listener);
   lock.unlock();
   change_.notify_all();
-  for (const auto& listener : listeners) listener();
+  listeners_.notify();
 }
 
 void SimulatedLink::pass() {
@@ -125,14 +123,11 @@ void SimulatedLink::wait_for_change(int64_t deadline_ns) {
 }
 
 int SimulatedLink::on_change(std::function<void()> listener) {
-  std::lock_guard lock(mu_);
-  listeners_.emplace(next_listener_, std::move(listener));
-  return next_listener_++;
+  return listeners_.add(std::move(listener));
 }
 
 void SimulatedLink::remove_listener(int id) {
-  std::lock_guard lock(mu_);
-  listeners_.erase(id);
+  listeners_.remove(id);
 }
 
 void SimulatedLink::linger(std::shared_ptr<LinkedStream> stream) {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "fibers.h"
+#include "listeners.h"
 #include "network_link.h"
 
 namespace locklab {
@@ -111,8 +112,7 @@ class SimulatedLink final : public NetworkLink {
   uint64_t heals_ = 0;
   uint64_t changes_ = 0;
   std::vector<int64_t> breaks_;  // when each black hole began or the link reset or closed
-  std::map<int, std::function<void()>> listeners_;
-  int next_listener_ = 0;
+  Listeners listeners_;
   // Last: a stream let go with the link removes its listener first.
   std::vector<std::shared_ptr<LinkedStream>> lingering_;
 };
