@@ -21,10 +21,11 @@ struct SuiteCommandOptions {
   std::vector<std::string> inputs;
   std::string out_dir = "locklab-out/suite";
   std::string junit_file;
-  // Cells mostly wait on timers: four at a time kept every cell of the
-  // comparison certain on two cores with two busy loops beside it
-  // (docs/PERFORMANCE.md, "How many at a time").
-  int jobs = 4;
+  // Cells on real time mostly wait on timers: eight at a time kept every
+  // cell of the comparison certain on two cores with two busy loops beside
+  // it (docs/PERFORMANCE.md, "How many at a time"). Cells on virtual time
+  // run first, at most one per core (SuiteOptions::on_virtual_time).
+  int jobs = 8;
   std::string shard = "1/1";
   int runs = 1;
   uint64_t seed = 0;
@@ -49,7 +50,10 @@ CLI::Option* add_matrix_options(CLI::App& suite, SuiteCommandOptions& options) {
                   "Output directory: results.json, index.html, one directory per scenario")
       ->capture_default_str();
   suite.add_option("--junit", options.junit_file, "Also write JUnit XML to this file");
-  suite.add_option("--jobs,-j", options.jobs, "Runs at the same time (each has its own servers)")
+  suite
+      .add_option("--jobs,-j", options.jobs,
+                  "Runs at the same time (each has its own servers; those on virtual time, "
+                  "which run first, at most one per core)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   suite
@@ -168,6 +172,7 @@ int run_suite_command(const SuiteCommandOptions& options, bool seed_given) {
   const Servers servers = checked_servers(options.target, options.time);
   suite_options.redis_version = servers.redis_version();
   suite_options.time = servers.time;
+  suite_options.on_virtual_time = cell_on_virtual_time(suite_options.locks, servers);
   nlohmann::json results =
       suite::run_suite(scenarios, suite_options, cell_runner(suite_options.locks, servers));
   std::cerr << suite::totals_line(suite::SuiteTotals::from_json(results["totals"])) << "\n"

@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
+#include <semaphore>
 #include <shared_mutex>
 #include <thread>
 
@@ -200,13 +202,22 @@ LockContext lock_context(const RunPlan& plan, Cluster& cluster,
   return context;
 }
 
+// How many runs of this process may be starting their adapters' processes
+// at once (make_clients).
+constexpr std::ptrdiff_t kCellsStartingAdaptersAtOnce = 2;
+
 // Builds the scenario's clients of `lock`, each recording to `recorder` and
-// reporting its steps to `listener`; lock logs go to `log_dir`.
+// reporting its steps to `listener`; lock logs go to `log_dir`. A lock
+// behind an adapter starts a process per client, which takes a runtime's
+// start-up (a JVM's is most of a second), so those clients start side by
+// side; their logs are asked for in the clients' order first, which fixes the
+// history's order of ties whatever order they finish starting in.
 RunClients make_clients(const RunPlan& plan, const LockUnderTest& lock, Cluster& cluster,
                         const ConnectionOptions& credentials, history::Recorder& recorder,
                         uint64_t seed, const std::filesystem::path& log_dir,
                         const StepListener& listener) {
   RunClients out;
+  std::vector<std::function<std::unique_ptr<Client>()>> starts;
   for (int i = 0; i < plan.scenario.clients; ++i) {
     std::map<std::string, std::string> env = plan.adapter_env;
     if (plan.adapter_clocks) {
@@ -214,11 +225,40 @@ RunClients make_clients(const RunPlan& plan, const LockUnderTest& lock, Cluster&
       for (auto& [k, v] : out.process_clocks.back()->env()) env[k] = v;
     }
     const std::string id = "c" + std::to_string(i + 1);
-    out.clients.push_back(std::make_unique<Client>(
-        id, seed * 1000 + uint64_t(i + 1), recorder.log_for(id), recorder.late_log_for(id),
-        [&lock, log_dir, env](LockContext c) { return lock.make(c, log_dir, env); },
-        lock_context(plan, cluster, credentials, i), listener));
+    starts.push_back(
+        [&, id, i, env, &log = recorder.log_for(id), &late_log = recorder.late_log_for(id)] {
+          return std::make_unique<Client>(
+              id, seed * 1000 + uint64_t(i + 1), log, late_log,
+              [&lock, log_dir, env](LockContext c) { return lock.make(c, log_dir, env); },
+              lock_context(plan, cluster, credentials, i), listener);
+        });
   }
+  if (!lock.adapter) {
+    for (auto& start : starts) out.clients.push_back(start());
+    return out;
+  }
+  // A runtime's start-up is CPU, not waiting: cells that start their
+  // adapters at once only slow each other down (eight Java cells at once
+  // took over 8 s to connect). The story's clock starts after this.
+  static std::counting_semaphore<kCellsStartingAdaptersAtOnce> starting(
+      kCellsStartingAdaptersAtOnce);
+  starting.acquire();
+  struct Release {
+    ~Release() { starting.release(); }
+  } release;
+  // Every start is waited for, so that a client that failed to start
+  // (thrown below, the first in the clients' order) leaves no other half-made.
+  std::vector<std::future<std::unique_ptr<Client>>> started;
+  for (auto& start : starts) started.push_back(std::async(std::launch::async, start));
+  std::exception_ptr failure;
+  for (auto& client : started) {
+    try {
+      out.clients.push_back(client.get());
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
   return out;
 }
 
@@ -417,6 +457,23 @@ CellRunner cell_runner(std::vector<LockUnderTest> locks, Servers servers) {
     for (const LockUnderTest& lock : locks)
       if (lock.name == name) return run_cell(scenario, lock, servers, seed, out_dir);
     throw std::invalid_argument("no lock under test is named \"" + name + "\"");
+  };
+}
+
+CellOnVirtualTime cell_on_virtual_time(std::vector<LockUnderTest> locks, Servers servers) {
+  return [locks = std::move(locks), servers = std::move(servers)](const Scenario& scenario,
+                                                                  const std::string& name) {
+    if (servers.time == TimeMode::Real) return false;
+    for (const LockUnderTest& lock : locks) {
+      if (lock.name != name) continue;
+      try {
+        const PlannedRun planned = plan_run(scenario, lock, servers, scenario.seed);
+        return planned.plan && planned.plan->virtual_time;
+      } catch (const std::exception&) {
+        return false;  // the cell's own run says what is wrong
+      }
+    }
+    return false;
   };
 }
 

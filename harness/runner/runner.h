@@ -69,6 +69,12 @@ RunResult run_cell(const Scenario& scenario, const LockUnderTest& lock, const Se
 using CellRunner = std::function<RunResult(const Scenario& scenario, const std::string& lock,
                                            uint64_t seed, const std::filesystem::path& out_dir)>;
 
+// Whether the cell of `lock` (one of `locks`, by name) in `scenario` would
+// run on virtual time on `servers`: such a run waits on nothing real, so it
+// takes a core for as long as it lasts (plan_run decides; seeds do not).
+using CellOnVirtualTime = std::function<bool(const Scenario& scenario, const std::string& lock)>;
+CellOnVirtualTime cell_on_virtual_time(std::vector<LockUnderTest> locks, Servers servers);
+
 // The CellRunner of `locks` on `servers`: run_cell with the lock of that name.
 // A name that is none of them throws std::invalid_argument.
 CellRunner cell_runner(std::vector<LockUnderTest> locks, Servers servers);

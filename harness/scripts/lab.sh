@@ -104,15 +104,13 @@ case "$command" in
   suite)
     setup_and_build
     cd "$here"
-    # Cells mostly wait on timers (the comparison keeps two cores a quarter busy
-    # at three at a time): five at a time, unless --jobs is given.
-    jobs=(--jobs 5)
+    # How many cells at a time is locklab suite's default (eight, those on
+    # virtual time one per core) unless --jobs is given.
     envelope=1
     args=()
     reuse=()
     previous=""
     for arg in "$@"; do
-      [[ $arg == --jobs* || $arg == -j* ]] && jobs=()
       if [[ $previous == --reuse ]]; then reuse=(--reuse "$arg/envelope"); fi
       [[ $arg == --reuse=* ]] && reuse=(--reuse "${arg#--reuse=}/envelope")
       if [[ $arg == --no-envelope ]]; then envelope=0; else args+=("$arg"); fi
@@ -123,7 +121,7 @@ case "$command" in
     # --reuse carries over (and marks as carried).
     [[ ${#reuse[@]} -eq 0 ]] && rm -rf results/envelope
     "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
-      --out results --junit results/junit.xml "${jobs[@]}" "${args[@]}" || status=$?
+      --out results --junit results/junit.xml "${args[@]}" || status=$?
     # The safety envelopes of the same locks (two searches at a time: the
     # bounds are timings, which a crowded machine would move).
     if [[ $status -ne 2 && $envelope -eq 1 ]]; then

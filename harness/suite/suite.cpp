@@ -53,16 +53,25 @@ class Execution {
     for (const auto& cell : cells_) ++left_[cell.scenario];
   }
 
-  // Returns each cell's run, in cell order.
+  // Returns each cell's run, in cell order. The cells on virtual time run
+  // first, no more at once than the machine has cores: each takes a core
+  // while it lasts, and beside real-time cells it would be load those
+  // cells' timers feel. Then the others, `jobs` at once: they wait on
+  // their stories' timers.
   std::vector<RunResult> run() {
-    const size_t workers = std::min<size_t>(size_t(std::max(options_.jobs, 1)), cells_.size());
-    if (workers <= 1) {
-      work();
-    } else {
-      std::vector<std::thread> threads;
-      for (size_t i = 0; i < workers; ++i) threads.emplace_back([this] { work(); });
-      for (auto& t : threads) t.join();
+    std::vector<size_t> on_virtual_time, others;
+    for (size_t i = 0; i < cells_.size(); ++i) {
+      const Cell& cell = cells_[i];
+      const bool cpu_bound =
+          options_.on_virtual_time &&
+          !carried_.runs.count({scenarios_[cell.scenario].name, cell.algorithm, cell.run}) &&
+          options_.on_virtual_time(scenarios_[cell.scenario], cell.algorithm);
+      (cpu_bound ? on_virtual_time : others).push_back(i);
     }
+    const size_t jobs = size_t(std::max(options_.jobs, 1));
+    run_in_turn(on_virtual_time,
+                std::min<size_t>(jobs, std::max(1u, std::thread::hardware_concurrency())));
+    run_in_turn(others, jobs);
     progress_.close();
     if (write_error_) std::rethrow_exception(write_error_);
     return std::move(runs_);
@@ -76,9 +85,20 @@ class Execution {
     return text;
   }
 
-  void work() {
+  // Runs the cells `order` names (indexes into cells_), `workers` at once.
+  void run_in_turn(const std::vector<size_t>& order, size_t workers) {
+    std::atomic<size_t> next = 0;
+    workers = std::min(workers, order.size());
+    if (workers <= 1) return work(order, next);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < workers; ++i) threads.emplace_back([&] { work(order, next); });
+    for (auto& t : threads) t.join();
+  }
+
+  void work(const std::vector<size_t>& order, std::atomic<size_t>& next) {
     const int runs_per_cell = options_.matrix.runs;
-    for (size_t i; (i = next_++) < cells_.size();) {
+    for (size_t n; (n = next++) < order.size();) {
+      const size_t i = order[n];
       const Cell& cell = cells_[i];
       const Scenario& scenario = scenarios_[cell.scenario];
       const fs::path scenario_dir = options_.out_dir / scenario.name;
@@ -169,7 +189,6 @@ class Execution {
   const CellRunner& run_cell_;
   const CarriedRuns& carried_;
   const std::vector<Cell> cells_;
-  std::atomic<size_t> next_{0};
   std::mutex mu_;
   std::vector<RunResult> runs_;
   std::vector<size_t> left_;  // cells not yet finished, per scenario

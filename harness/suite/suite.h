@@ -33,6 +33,9 @@ struct SuiteOptions {
   std::filesystem::path out_dir;
   std::optional<std::filesystem::path> junit_file;
   int jobs = 1;  // cells run at the same time (each starts its own servers)
+  // Which cells run on virtual time (cell_on_virtual_time): they run first,
+  // at most a core's worth at once; none when empty.
+  CellOnVirtualTime on_virtual_time;
   Shard shard;
   MatrixOptions matrix;
   // The locks the cells name, in the order of the comparison's columns: for

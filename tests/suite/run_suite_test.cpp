@@ -206,6 +206,41 @@ TEST_F(RunSuite, JobsRunCellsAtOnceAndKeepTheOrder) {
       << "a scenario's runs are in cell order, not finish order";
 }
 
+// Cells on virtual time take a core each while they run: they go first, no
+// more at once than there are cores, and the cells on real time after them,
+// --jobs at once; the documents keep cell order.
+TEST_F(RunSuite, CellsOnVirtualTimeRunFirstAtMostOnePerCore) {
+  fake.work = std::chrono::milliseconds(60);
+  SuiteOptions o = options();
+  o.jobs = 8;
+  o.on_virtual_time = [](const Scenario&, const std::string& lock) { return lock != "redlock"; };
+  std::vector<Scenario> scenarios;
+  for (const char* name : {"a", "b", "c", "d", "e"})
+    scenarios.push_back(scenario(name, {"redlock", "set-nx-px", "fenced"}, 1));
+  json suite = run_suite(scenarios, o, runner);
+
+  ASSERT_EQ(fake.calls.size(), 15u);
+  for (size_t i = 0; i < fake.calls.size(); ++i)
+    EXPECT_EQ(fake.calls[i].algorithm == "redlock", i >= 10)
+        << "call " << i << ": " << fake.calls[i].scenario << " × " << fake.calls[i].algorithm;
+  EXPECT_EQ(suite["cells"][0]["scenario"], "a");
+  EXPECT_EQ(suite["cells"][0]["algorithm"], "redlock") << "cells stay in cell order";
+
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  fake.most_running = 0;
+  o.on_virtual_time = [](const Scenario&, const std::string&) { return true; };
+  o.out_dir = out.path() / "all-virtual";
+  run_suite(scenarios, o, runner);
+  EXPECT_LE(fake.most_running.load(), std::min(cores, 8)) << "one cell on virtual time per core";
+  fake.most_running = 0;
+  o.on_virtual_time = nullptr;
+  o.out_dir = out.path() / "all-real";
+  run_suite(scenarios, o, runner);
+  if (cores < 8) {
+    EXPECT_GT(fake.most_running.load(), cores) << "cells on real time: --jobs at once";
+  }
+}
+
 // --reuse: cells an earlier suite measured under the same conditions are
 // carried over with their files; a changed story or lock version is run again.
 TEST_F(RunSuite, ReuseCarriesOnlyTheCellsMeasuredUnderTheSameConditions) {
