@@ -42,7 +42,7 @@ fi
 # A class-data archive (AppCDS) of the classes an adapter loads on its way to
 # its first release: a JVM that maps them instead of parsing them starts with
 # about half the CPU (a Redisson adapter 0.55 s instead of 0.93 s, ShedLock's
-# and Spring's 0.45 s instead of 0.9 s), which is most of what a Java cell
+# and Spring's 0.5 s instead of 0.9 s), which is most of what a Java cell
 # costs beyond its story. The classes are listed by running every adapter
 # class once against a redis-server of its own on loopback (stopped by pid
 # when this script ends), or, without redis-server, against a port where
