@@ -21,6 +21,7 @@
 #include "cluster.h"
 #include "fibers.h"
 #include "hiredis_connection.h"
+#include "locks_under_test.h"
 #include "nemesis.h"
 #include "process.h"  // CleanupOnSignal
 #include "recorder.h"
@@ -454,8 +455,8 @@ CellRunner cell_runner(std::vector<LockUnderTest> locks, Servers servers) {
   return [locks = std::move(locks), servers = std::move(servers)](
              const Scenario& scenario, const std::string& name, uint64_t seed,
              const std::filesystem::path& out_dir) {
-    for (const LockUnderTest& lock : locks)
-      if (lock.name == name) return run_cell(scenario, lock, servers, seed, out_dir);
+    if (const LockUnderTest* lock = find_lock(locks, name))
+      return run_cell(scenario, *lock, servers, seed, out_dir);
     throw std::invalid_argument("no lock under test is named \"" + name + "\"");
   };
 }
@@ -463,17 +464,14 @@ CellRunner cell_runner(std::vector<LockUnderTest> locks, Servers servers) {
 CellOnVirtualTime cell_on_virtual_time(std::vector<LockUnderTest> locks, Servers servers) {
   return [locks = std::move(locks), servers = std::move(servers)](const Scenario& scenario,
                                                                   const std::string& name) {
-    if (servers.time == TimeMode::Real) return false;
-    for (const LockUnderTest& lock : locks) {
-      if (lock.name != name) continue;
-      try {
-        const PlannedRun planned = plan_run(scenario, lock, servers, scenario.seed);
-        return planned.plan && planned.plan->virtual_time;
-      } catch (const std::exception&) {
-        return false;  // the cell's own run says what is wrong
-      }
+    const LockUnderTest* lock = find_lock(locks, name);
+    if (servers.time == TimeMode::Real || !lock) return false;
+    try {
+      const PlannedRun planned = plan_run(scenario, *lock, servers, scenario.seed);
+      return planned.plan && planned.plan->virtual_time;
+    } catch (const std::exception&) {
+      return false;  // the cell's own run says what is wrong
     }
-    return false;
   };
 }
 
