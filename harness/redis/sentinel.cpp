@@ -102,8 +102,8 @@ void SentinelGroup::start(Sentinel& sentinel, const Endpoint& master, int index)
           << options_.quorum << "\n"
           << "sentinel down-after-milliseconds " << group << " " << options_.down_after.count()
           << "\n"
-          << "sentinel failover-timeout " << group << " " << options_.failover_timeout.count()
-          << "\n"
+          << "sentinel failover-timeout " << group << " "
+          << options_.failover_timeout_until_expected.count() << "\n"
           << "sentinel parallel-syncs " << group << " " << options_.parallel_syncs << "\n";
       if (!out) throw std::runtime_error(name + ": cannot write " + config.string());
     }
@@ -135,6 +135,28 @@ void SentinelGroup::start(Sentinel& sentinel, const Endpoint& master, int index)
     if (!port_taken || attempt >= 4)
       throw std::runtime_error(name + " on " + sentinel.endpoint.str() + " did not start: " + why);
   }
+}
+
+void SentinelGroup::expect_failover() const {
+  const std::string timeout = std::to_string(options_.failover_timeout.count());
+  std::string errors;
+  size_t took = 0;
+  for (const Sentinel& sentinel : sentinels_) {
+    try {
+      Reply reply = query(sentinel.endpoint,
+                          {"SENTINEL", "SET", options_.master_name, "failover-timeout", timeout});
+      if (reply.is_ok()) {
+        ++took;
+        continue;
+      }
+      errors += " " + sentinel.endpoint.str() + ": " + reply.describe() + ";";
+    } catch (const RedisError& e) {
+      errors += std::string(" ") + e.what() + ";";
+    }
+  }
+  if (took == 0)
+    throw std::runtime_error("no sentinel of '" + options_.master_name +
+                             "' took failover-timeout " + timeout + ":" + errors);
 }
 
 std::vector<Endpoint> SentinelGroup::endpoints() const {

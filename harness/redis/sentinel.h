@@ -30,7 +30,16 @@ struct SentinelOptions {
   int sentinels = 3;
   int quorum = 2;
   std::chrono::milliseconds down_after{1000};
+  // Sentinel's failover-timeout once a failover is expected
+  // (SentinelGroup::expect_failover): how long each of its steps may take.
   std::chrono::milliseconds failover_timeout{3000};
+  // Its failover-timeout until then. Sentinel also waits that long before it
+  // re-points a replica that replicates from an address other than the
+  // master's (+fix-slave-config, at its next INFO of the replica, every
+  // 10 s): with 3 s, a replica behind the lab's replication proxy would be
+  // sent to the master itself about 10 s after Sentinel met it, and a cut of
+  // its link would cut nothing from then on.
+  std::chrono::milliseconds failover_timeout_until_expected{std::chrono::hours(1)};
   int parallel_syncs = 1;
   std::map<std::string, std::string> env;  // e.g. a ServerClock's env()
   std::chrono::milliseconds start_timeout{5000};
@@ -94,6 +103,11 @@ class SentinelGroup {
   Endpoint wait_for_failover(const Endpoint& old_master, std::chrono::milliseconds timeout) const {
     return view().wait_for_failover(old_master, timeout);
   }
+  // Sets every sentinel's failover-timeout to options.failover_timeout,
+  // before the lab fails the master: a sentinel that does not answer (one
+  // the story stopped) is passed over. Throws std::runtime_error when none
+  // takes it.
+  void expect_failover() const;
 
  private:
   struct Sentinel {

@@ -278,10 +278,12 @@ void Cluster::promote(size_t server) {
 Endpoint Cluster::start_sentinel_failover() {
   if (!has_sentinels()) throw std::runtime_error("this run has no sentinels");
   const Endpoint master = current_master();
-  if (sentinels_)
+  if (sentinels_) {
+    sentinels_->expect_failover();
     servers_.at(server_index(master))->kill();
-  else
+  } else {
     external_sentinels_->force_failover(std::chrono::seconds(20));
+  }
   return master;
 }
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <optional>
+#include <thread>
 
 #include "fault_proxy.h"
 #include "leak_check.h"
@@ -73,6 +74,7 @@ TEST_F(SentinelTest, FailoverAfterACutLinkLosesWhatTheMasterWroteAfterTheCut) {
 
   pair.link.blackhole();
   ASSERT_TRUE(pair.master.connect()->command({"SET", "lease", "c1", "PX", "60000"}).is_ok());
+  sentinels.expect_failover();
   pair.master.kill();
   auto start = steady_clock::now();
   Endpoint promoted = sentinels.wait_for_failover(pair.master.endpoint(), seconds(30));
@@ -87,6 +89,27 @@ TEST_F(SentinelTest, FailoverAfterACutLinkLosesWhatTheMasterWroteAfterTheCut) {
       << "the new master grants the lock c1 still believes it holds";
 }
 
+// Sentinel re-points a replica that replicates from an address other than
+// the master's (here the proxy's) once failover-timeout has passed since it
+// met it, at its next INFO of the replica, every 10 s: with the 3 s a
+// failover needs, the link would bypass the proxy about 10 s in, and a cut
+// of it would cut nothing. Until the lab expects a failover, it does not.
+TEST_F(SentinelTest, AReplicaBehindAProxyStaysBehindItWhileSentinelsWatch) {
+  ProxiedPair pair;
+  watch(pair);
+  wait_until_replica_synced(pair.master.endpoint(), pair.replica.endpoint(), seconds(10));
+  SentinelGroup sentinels(pair.master.endpoint());
+  watch(sentinels);
+  sentinels.wait_until_replicas_known(1, seconds(20));
+  std::this_thread::sleep_for(seconds(12));  // past 3 s and one INFO of the replica
+  EXPECT_EQ(master_of(pair.replica.endpoint()), pair.link.endpoint())
+      << "Sentinel re-pointed the replica past its proxy";
+  pair.link.blackhole();
+  ASSERT_TRUE(pair.master.connect()->command({"SET", "after-the-cut", "1"}).is_ok());
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(get(pair.replica, "after-the-cut"), std::nullopt) << "the cut let the write through";
+}
+
 TEST_F(SentinelTest, FailoverIsReportedWithOneSentinelDown) {
   ProxiedPair pair;
   watch(pair);
@@ -96,6 +119,7 @@ TEST_F(SentinelTest, FailoverIsReportedWithOneSentinelDown) {
   sentinels.wait_until_replicas_known(1, seconds(20));
 
   ::kill(sentinels.pids().front(), SIGKILL);  // two of three still elect a leader
+  sentinels.expect_failover();                // passes over the dead one
   pair.master.kill();
   EXPECT_EQ(sentinels.wait_for_failover(pair.master.endpoint(), seconds(30)),
             pair.replica.endpoint());
