@@ -46,6 +46,7 @@ std::vector<LockUnderTest> load_libraries(const std::filesystem::path& file) {
     }
     const std::string not_applicable = entry.text("envelope_not_applicable").value_or("");
     const std::string unclassified = entry.text("unclassified_overlaps").value_or("");
+    const std::string deletes_any = entry.text("unlock_deletes_any_holder").value_or("");
     entry.done();
     try {
       LockUnderTest lock = LockUnderTest::from_adapter({.command = adapter, .cwd = dir}, like);
@@ -53,6 +54,7 @@ std::vector<LockUnderTest> load_libraries(const std::filesystem::path& file) {
       lock.envelope_gaps = std::move(gaps);
       lock.envelope_not_applicable = not_applicable;
       lock.unclassified_overlaps = unclassified;
+      lock.unlock_deletes_any_holder = deletes_any;
       return lock;
     } catch (const std::exception& e) {
       throw LibrariesError(file.string() + ": " + entry.path("adapter") + ": " + e.what());

@@ -5,8 +5,8 @@
 //   {"libraries": [{"adapter": "node node-redlock-v4/adapter.js", "like": "redlock",
 //                   "retry_ms": 300, "envelope_gaps": {"pause": "why …"}}, …]}
 //
-// retry_ms, envelope_gaps, envelope_not_applicable and unclassified_overlaps
-// are optional: see LockUnderTest (plan.h).
+// retry_ms, envelope_gaps, envelope_not_applicable, unclassified_overlaps and
+// unlock_deletes_any_holder are optional: see LockUnderTest (plan.h).
 //
 // Each command runs in the file's directory. lock_impls/libraries/libraries.json
 // lists the libraries the lab pins; docs/ADDING-A-LIBRARY.md says how to add one.

@@ -59,6 +59,12 @@ struct LockUnderTest {
   // its winning try the library keeps to itself. Empty: every overlap a
   // pause makes is told as the overrun it is.
   std::string unclassified_overlaps;
+  // Why a library's unlock deletes the key whoever holds it by then
+  // (libraries.json "unlock_deletes_any_holder"): a holder's late release
+  // frees the next holder's lock, and a third takes it inside that lease, a
+  // broken lease of the library's own wherever a late release lands. Empty:
+  // its unlock deletes only its own key.
+  std::string unlock_deletes_any_holder;
 
   // The built-in algorithm `id`. Throws std::invalid_argument naming the known ids.
   static LockUnderTest built_in(std::string_view id);

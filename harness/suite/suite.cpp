@@ -209,6 +209,8 @@ json locks_compared(const std::vector<LockUnderTest>& all, const std::vector<Cel
     if (!lock.version.empty()) entry["version"] = lock.version;
     if (!lock.unclassified_overlaps.empty())
       entry["unclassified_overlaps"] = lock.unclassified_overlaps;
+    if (!lock.unlock_deletes_any_holder.empty())
+      entry["unlock_deletes_any_holder"] = lock.unlock_deletes_any_holder;
     locks.push_back(std::move(entry));
   }
   return locks;

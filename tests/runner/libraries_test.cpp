@@ -41,9 +41,11 @@ TEST_F(LibrariesFile, EachLibraryIsAskedHelloInTheFilesDirectory) {
   // A relative command finds the adapter beside the file, wherever the lab runs.
   std::filesystem::copy_file(kAdapters + "/exits_after_hello.sh", dir_.path() / "mine.sh");
   const auto locks = load_libraries(write(R"({"libraries": [{"adapter": "sh mine.sh",
-      "like": "redlock", "unclassified_overlaps": "it keeps its winning try to itself"}]})"));
+      "like": "redlock", "unclassified_overlaps": "it keeps its winning try to itself",
+      "unlock_deletes_any_holder": "its unlock is a plain DEL"}]})"));
   ASSERT_EQ(locks.size(), 1u);
   EXPECT_EQ(locks[0].unclassified_overlaps, "it keeps its winning try to itself");
+  EXPECT_EQ(locks[0].unlock_deletes_any_holder, "its unlock is a plain DEL");
   EXPECT_EQ(locks[0].name, "exits-after-hello");
   EXPECT_EQ(locks[0].family, "library");
   EXPECT_EQ(locks[0].like, "redlock");
@@ -74,6 +76,9 @@ TEST_F(LibrariesFile, BadFilesAreOneLineNamingTheEntry) {
             std::string::npos)
       << twice;
   EXPECT_EQ(error_of("{}"), file + ": field 'libraries' must list at least one library");
+  EXPECT_NE(error_of(R"({"libraries": [{"adapter": "sh x.sh", "unlock_deletes_any_holder": 3}]})")
+                .find("'libraries[0].unlock_deletes_any_holder'"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"libraries": [{"adapter": "sh x.sh", "unclassified_overlaps": 3}]})")
                 .find("'libraries[0].unclassified_overlaps'"),
             std::string::npos);
