@@ -42,6 +42,7 @@ json Fault::describe() const {
   if (when) j["when"] = {{"client", when->client}, {"step", when->step}, {"nth", when->nth}};
   if (duration_ms) j["duration_ms"] = *duration_ms;
   if (until) j["until"] = {{"client", until->client}, {"step", until->step}, {"nth", until->nth}};
+  if (until_fault_ends) j["until"] = {{"fault", *until_fault_ends}};
   for (const FaultParam& p : info(kind).params) {
     if (p.type == ParamType::Choice)
       j[std::string(p.name)] = choice(p.name);
@@ -56,6 +57,14 @@ std::string Fault::trigger_text() const {
   if (at_ms) return "at " + std::to_string(*at_ms) + " ms";
   if (when) return when->client + " at step " + when->step + " (" + ordinal(when->nth) + " time)";
   return "never";
+}
+
+bool Fault::ends() const {
+  // These end on their own: the sleep runs out, Sentinel or the lab names
+  // the new master, the server is restarted.
+  if (kind == FaultKind::Failover || kind == FaultKind::DebugSleep) return true;
+  if (kind == FaultKind::CrashNode) return restart_after_ms.has_value();
+  return info(kind).undoable && (duration_ms || waits());
 }
 
 bool Fault::applies_to(std::string_view algorithm) const {

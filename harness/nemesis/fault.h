@@ -30,6 +30,10 @@ struct Fault {
   // And not before this client step: with duration_ms too, undone at the
   // later of the two. A step reached before the fault fired counts as reached.
   std::optional<StepTrigger> until;
+  // Or not before fault `until_fault_ends` of the schedule has recorded its
+  // end (a failover, for one): "c2 starts once the failover is done". A
+  // fault that never fires or never ends in the run holds it to the run's end.
+  std::optional<size_t> until_fault_ends;
   // Targets, read as info(kind).target says: client ids (empty = every
   // client, or the trigger client for pause/crash-client) and server indices
   // (empty = every master), or for a fault on node 0's replication or master
@@ -60,6 +64,14 @@ struct Fault {
 
   // "at 1200 ms" or "c1 at step acquired (1st time)".
   std::string trigger_text() const;
+
+  // Whether it waits for something before it is undone (`until` or
+  // `until_fault_ends`).
+  bool waits() const { return until || until_fault_ends; }
+
+  // Whether it records an end of its own once fired: it is undone after a
+  // duration or a wait, restarts what it crashed, or finishes a failover.
+  bool ends() const;
 
   // Whether it is part of a run of `algorithm` ("" = a lock that stands in
   // for no built-in algorithm: only faults without an algorithm list).

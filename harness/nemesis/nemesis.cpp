@@ -267,16 +267,19 @@ Nemesis::Action Nemesis::start_fault(const Firing& firing) {
 }
 
 void Nemesis::keep_in_force(size_t index, Action undo, std::optional<int64_t> duration_ms) {
-  const bool has_until = schedule_.fault(index).until.has_value();
+  const Fault& fault = schedule_.fault(index);
   bool undo_at_once = false;
   {
     std::lock_guard l(mu_);
     active_.emplace(index, std::move(undo));
-    const Ending ending{duration_ms.has_value(), has_until && !schedule_.until_passed(index)};
+    const bool still_waits = fault.until_fault_ends
+                                 ? !outcomes_.at(*fault.until_fault_ends).ended_at_ns
+                                 : fault.until && !schedule_.until_passed(index);
+    const Ending ending{duration_ms.has_value(), still_waits};
     if (ending.duration || ending.until)
       endings_[index] = ending;
     else
-      undo_at_once = has_until;  // its step came before it fired, and no duration holds it
+      undo_at_once = fault.waits();  // what it waits for came before it fired
     if (duration_ms)
       timeline_.emplace(monotonic_ns() + *duration_ms * 1'000'000,
                         [this, index] { end_wait_over(index, &Ending::duration); });
@@ -307,8 +310,13 @@ void Nemesis::undo_now(size_t index) {
     active_.erase(it);
   }
   undo();
+  record_end(index);
+}
+
+void Nemesis::record_end(size_t index, json extra) {
   mark_ended(index);
-  record(index, "end");
+  record(index, "end", std::move(extra));
+  for (size_t waiting : schedule_.waiting_for_end_of(index)) end_wait_over(waiting, &Ending::until);
 }
 
 Nemesis::Action Nemesis::start_pause(const Firing& firing) {
@@ -386,8 +394,7 @@ Nemesis::Action Nemesis::start_debug_sleep(const Firing& firing) {
     schedule_at(monotonic_ns() + std::chrono::nanoseconds(sleep).count(),
                 [this, servers = firing.servers, index = firing.index] {
                   for (size_t s : servers) targets_.release_server(s);
-                  mark_ended(index);
-                  for (size_t s : servers) record(index, "end", {{"nodes", json::array({s})}});
+                  for (size_t s : servers) record_end(index, {{"nodes", json::array({s})}});
                 });
     return {};
   }
@@ -403,8 +410,7 @@ Nemesis::Action Nemesis::start_debug_sleep(const Firing& firing) {
           } catch (const std::exception&) {
             // The server died or was stopped meanwhile: the sleep is over either way.
           }
-          mark_ended(index);
-          record(index, "end", {{"nodes", json::array({s})}});
+          record_end(index, {{"nodes", json::array({s})}});
         });
   }
   return {};
@@ -416,8 +422,7 @@ Nemesis::Action Nemesis::start_node_crash(const Firing& firing) {
     schedule_at(monotonic_ns() + *firing.fault.restart_after_ms * 1'000'000,
                 [this, servers = firing.servers, index = firing.index] {
                   for (size_t s : servers) targets_.server(s).restart();
-                  mark_ended(index);
-                  record(index, "end", {{"nodes", servers}, {"restarted", true}});
+                  record_end(index, {{"nodes", servers}, {"restarted", true}});
                 });
   return {};
 }
@@ -473,10 +478,8 @@ Nemesis::Action Nemesis::start_manual_failover(const Firing& firing) {
   // Clients still connected to the old master follow at their next command.
   for (size_t c = 0; c < clients_.size(); ++c) targets_.link(c, 0).cut();
   // Done as soon as the replica answers as master, as Sentinel's is once it names it.
-  mark_ended(firing.index);
-  record(firing.index, "end",
-         {{"old_master", targets_.server_endpoint(0).str()},
-          {"new_master", targets_.server_endpoint(replica).str()}});
+  record_end(firing.index, {{"old_master", targets_.server_endpoint(0).str()},
+                            {"new_master", targets_.server_endpoint(replica).str()}});
   return {};
 }
 
@@ -493,8 +496,7 @@ Nemesis::Action Nemesis::start_sentinel_failover(const Firing& firing) {
     } catch (const std::exception& e) {
       result = {{"error", e.what()}};
     }
-    mark_ended(index);
-    record(index, "end", result);
+    record_end(index, result);
   });
   return {};
 }

@@ -113,6 +113,9 @@ class Nemesis {
   void end_wait_over(size_t index, bool Ending::*wait);
   // Undoes fault `index` and records its end, unless stop() healed it already.
   void undo_now(size_t index);
+  // Fault `index` has ended: notes when, records its `end` event (with
+  // `extra`), then ends the waits of the faults that wait for it.
+  void record_end(size_t index, nlohmann::json extra = nullptr);
 
   // One start per kind of fault; each returns its undo (start_fault's contract).
   Action start_pause(const Firing& firing);

@@ -54,6 +54,13 @@ bool Schedule::until_passed(size_t index) const {
   return f.until && step_count(f.until->client, f.until->step) >= f.until->nth;
 }
 
+std::vector<size_t> Schedule::waiting_for_end_of(size_t index) const {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < faults_.size(); ++i)
+    if (applies_[i] && faults_[i].until_fault_ends == index) out.push_back(i);
+  return out;
+}
+
 int Schedule::step_count(const std::string& client, std::string_view step) const {
   auto it = step_counts_.find(std::make_pair(client, std::string(step)));
   return it == step_counts_.end() ? 0 : it->second;

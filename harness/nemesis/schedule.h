@@ -45,6 +45,10 @@ class Schedule {
   // Whether fault `index` has an `until` that has been reached already.
   bool until_passed(size_t index) const;
 
+  // The applicable faults that wait for fault `index` to end
+  // (`until_fault_ends`), in scenario order.
+  std::vector<size_t> waiting_for_end_of(size_t index) const;
+
   // How often `client` has reached `step` so far.
   int step_count(const std::string& client, std::string_view step) const;
 

@@ -186,17 +186,25 @@ void parse_fault_trigger(Fields& f, const std::string& path, const Scenario& s,
                                 std::to_string(s.duration_ms) + "): the fault would never fire");
 }
 
-// "until": a client step before which the fault is not undone. Only a fault
-// the nemesis undoes can wait for one, and it must be a step of the workload,
-// which every lock (an adapter's too) reaches.
+// "until": a client step, or the end of another fault ({"fault": index}),
+// before which the fault is not undone. Only a fault the nemesis undoes can
+// wait, and a step must be one of the workload, which every lock (an
+// adapter's too) reaches. The fault an index names is checked once every
+// fault is read (check_fault_waits).
 void parse_fault_until(Fields& f, const FaultKindInfo& row, const Scenario& s,
                        const std::filesystem::path& file, Fault& fault) {
   const json* until = f.find("until");
   if (!until) return;
-  fault.until = parse_step_trigger(fields_of(*until, file, f.path("until")), s);
   if (!row.undoable)
     f.fail(f.path("until"),
            "does not apply to " + std::string(row.name) + ", which the nemesis does not undo");
+  if (until->is_object() && until->contains("fault")) {
+    Fields w = fields_of(*until, file, f.path("until"));
+    fault.until_fault_ends = size_t(w.integer("fault", 0, 1000).value_or(0));
+    w.done();
+    return;
+  }
+  fault.until = parse_step_trigger(fields_of(*until, file, f.path("until")), s);
   const auto& steps = workload_steps();
   if (std::find(steps.begin(), steps.end(), fault.until->step) == steps.end())
     f.fail(f.path("until.step"),
@@ -213,20 +221,23 @@ void parse_fault_duration(Fields& f, const FaultKindInfo& row, Fault& fault) {
              "does not apply to " + std::string(row.name) + ", which is not undone after a time");
     fault.duration_ms = f.integer("duration_ms", 0, kMaxMs).value_or(0);
   }
-  if (row.duration == DurationRule::Required && !fault.duration_ms && !fault.until)
+  if (row.duration == DurationRule::Required && !fault.duration_ms && !fault.waits())
     f.fail(f.path("duration_ms"), "is required for " + std::string(row.name) +
-                                      " (or \"until\", a client step that ends it)");
+                                      " (or \"until\", a client step or a fault's end)");
+}
+
+// Whether pause `pause` stops `client`: the clients it names, else the one
+// whose step fires it, else every client.
+bool pause_stops(const Fault& pause, const std::string& client) {
+  if (pause.clients.empty()) return !pause.when || pause.when->client == client;
+  return std::find(pause.clients.begin(), pause.clients.end(), client) != pause.clients.end();
 }
 
 // A pause that waits for a step of a client it stops would wait forever.
 void check_fault_until(Fields& f, const Fault& fault) {
   if (!fault.until || fault.kind != FaultKind::Pause) return;
   const std::string& waited = fault.until->client;
-  const bool stops_it =
-      fault.clients.empty()
-          ? !fault.when || fault.when->client == waited
-          : std::find(fault.clients.begin(), fault.clients.end(), waited) != fault.clients.end();
-  if (stops_it)
+  if (pause_stops(fault, waited))
     f.fail(f.path("until.client"),
            "is " + waited + ", which this pause stops: it would never reach the step");
 }
@@ -387,6 +398,36 @@ void check_fault_against_algorithms(const Fault& fault, size_t i, const Scenario
                           std::to_string(servers) + " server" + (servers == 1 ? "" : "s") + " (0…" +
                           std::to_string(servers - 1) + ", masters first)");
     }
+}
+
+// A fault that waits for another's end (`until: {"fault": N}`) names a
+// fault of the scenario other than itself, one that records an end, and
+// not one that waits for it in turn; a pause must not stop the client whose
+// step fires the fault it waits for, or that fault would never fire.
+void check_fault_waits(const Scenario& s, size_t i) {
+  const Fault& fault = s.faults[i];
+  if (!fault.until_fault_ends) return;
+  const size_t n = *fault.until_fault_ends;
+  const std::string field = "faults[" + std::to_string(i) + "].until.fault";
+  auto fail = [&](const std::string& what) {
+    throw ScenarioError(s.file.string() + ": field '" + field + "' " + what);
+  };
+  if (n >= s.faults.size())
+    fail("is " + std::to_string(n) + ", but the scenario has " + std::to_string(s.faults.size()) +
+         " faults (0…" + std::to_string(s.faults.size() - 1) + ")");
+  if (n == i) fail("names this fault itself: it would wait for its own end");
+  const Fault& awaited = s.faults[n];
+  if (!awaited.ends())
+    fail("names faults[" + std::to_string(n) + "] (" + std::string(awaited.name()) +
+         "), which records no end: give it a duration_ms (or a restart_after_ms)");
+  if (awaited.until_fault_ends == i)
+    fail("names faults[" + std::to_string(n) + "], which waits for this one's end");
+  if (fault.kind == FaultKind::Pause && awaited.when) {
+    const std::string& firing = awaited.when->client;
+    if (pause_stops(fault, firing))
+      fail("names faults[" + std::to_string(n) + "], which " + firing +
+           "'s step fires, and this pause stops " + firing + ": it would never fire");
+  }
 }
 
 }  // namespace
@@ -550,7 +591,10 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
       s.faults.push_back(parse_fault((*faults)[i], "faults[" + std::to_string(i) + "]", s, file));
   }
   top.done();
-  for (size_t i = 0; i < s.faults.size(); ++i) check_fault_against_algorithms(s.faults[i], i, s);
+  for (size_t i = 0; i < s.faults.size(); ++i) {
+    check_fault_against_algorithms(s.faults[i], i, s);
+    check_fault_waits(s, i);
+  }
   return s;
 }
 

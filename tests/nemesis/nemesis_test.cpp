@@ -404,6 +404,48 @@ TEST(Nemesis, APauseWhoseStepNeverComesEndsWithTheRun) {
   EXPECT_FALSE(r.events("c1", "release", "ok").empty());
 }
 
+// A pause until another fault's end (`"until": {"fault": 1}`) lasts until
+// that fault records its end, whenever its own trigger fires it: here c1's
+// clock jump from its acquire, undone 400 ms later.
+TEST(Nemesis, APauseUntilAnotherFaultsEndLastsUntilThatEnd) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 1500,
+      "workload": {"locks": ["L"], "ttl_ms": 5000, "work_ms": 100, "think_ms": 5},
+      "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 50,
+                  "until": {"fault": 1}},
+                 {"kind": "clock-jump", "when": {"client": "c1", "step": "acquired"},
+                  "clients": ["c1"], "delta_ms": 10, "duration_ms": 400}]})",
+                    "set-nx-px");
+  auto pause = r.events("nemesis", "pause", "info");
+  auto jump = r.events("nemesis", "clock-jump", "info");
+  ASSERT_EQ(pause.size(), 2u);
+  ASSERT_EQ(jump.size(), 2u);
+  EXPECT_EQ(pause[0]["value"]["until"], json({{"fault", 1}}));
+  const int64_t jump_ended_at = jump[1]["time_ns"];
+  EXPECT_GE(jump_ended_at - jump[0]["time_ns"].get<int64_t>(), 400'000'000);
+  EXPECT_GE(pause[1]["time_ns"].get<int64_t>(), jump_ended_at)
+      << "the pause ended before the fault it waits for";
+  for (const auto& e : r.history)
+    if (e["process"] == "c2") EXPECT_GE(e["time_ns"].get<int64_t>(), jump_ended_at) << e.dump();
+  EXPECT_FALSE(r.events("c2", "acquire", "ok").empty()) << "c2 went on after the fault's end";
+}
+
+// A fault that never fires (c1's thousandth release) never ends: the pause
+// that waits for it ends with the run, as one whose step never comes.
+TEST(Nemesis, APauseUntilTheEndOfAFaultThatNeverFiresEndsWithTheRun) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 600,
+      "workload": {"locks": ["L"], "ttl_ms": 5000, "work_ms": 20, "think_ms": 5},
+      "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"], "until": {"fault": 1}},
+                 {"kind": "clock-jump", "when": {"client": "c1", "step": "released", "nth": 1000},
+                  "clients": ["c1"], "delta_ms": 10, "duration_ms": 100}]})",
+                    "set-nx-px");
+  auto pause = r.events("nemesis", "pause", "info");
+  ASSERT_EQ(pause.size(), 2u);
+  EXPECT_GE(pause[1]["time_ns"].get<int64_t>() - pause[0]["time_ns"].get<int64_t>(), 600'000'000)
+      << "the pause ended before the run did";
+  for (const auto& e : r.events("c2", "acquire", "ok"))  // its first acquire, at most, after it
+    EXPECT_GT(e["time_ns"].get<int64_t>(), pause[1]["time_ns"].get<int64_t>()) << e.dump();
+}
+
 // The clients of a built-in lock do not take a thread each.
 TEST(Nemesis, ARunsClientsShareOneThread) {
   auto threads = [] {

@@ -75,6 +75,19 @@ TEST(Schedule, AnUntilStepIsWatchedAndReachedOnItsNthArrival) {
   EXPECT_TRUE(schedule.until_passed(0));
 }
 
+TEST(Schedule, TheFaultsWaitingForAFaultsEndAreThoseOfThisRunThatNameIt) {
+  Fault failover = on(FaultKind::Failover, "c1", "acquired");
+  Fault pause = at(FaultKind::Pause, 0);
+  pause.clients = {"c2"};
+  pause.until_fault_ends = 0;
+  Fault other = pause;
+  other.algorithms = {"setnx-expire"};
+  Schedule schedule({failover, pause, other, at(FaultKind::Pause, 5)}, "set-nx-px");
+  EXPECT_EQ(schedule.waiting_for_end_of(0), std::vector<size_t>{1});  // not `other`
+  EXPECT_TRUE(schedule.waiting_for_end_of(1).empty());
+  EXPECT_FALSE(schedule.watches("c2", "acquired"));  // a fault's end is no client step
+}
+
 TEST(Schedule, FaultsMeantForOtherAlgorithmsNeverFire) {
   Fault only_expire = on(FaultKind::CrashClient, "c1", "after-setnx");
   only_expire.algorithms = {"setnx-expire"};

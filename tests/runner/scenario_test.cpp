@@ -333,6 +333,48 @@ TEST(ScenarioFaults, AFaultLastsUntilAWorkloadStepOfAClientItDoesNotStop) {
                {"'faults[0].until.client'", "c7"});
 }
 
+// "until": {"fault": N} waits for another fault's end: "c2 begins once the
+// failover is done", whatever c2's start-up costs.
+TEST(ScenarioFaults, AFaultLastsUntilAnotherFaultHasEnded) {
+  const std::string failover =
+      R"({"kind":"failover","mode":"manual","when":{"client":"c1","step":"acquired"}})";
+  const std::string two = R"(,"topology":{"replicas":1})";
+  Scenario s = parse_scenario(
+      with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],"until":{"fault":1}},)" + failover,
+                 R"(["set-nx-px"])", two),
+      "s.json");
+  ASSERT_TRUE(s.faults[0].until_fault_ends);
+  EXPECT_EQ(*s.faults[0].until_fault_ends, 1u);
+  EXPECT_FALSE(s.faults[0].until);
+  EXPECT_TRUE(s.faults[0].waits());
+  // Written back as given, and read again the same.
+  const json again = scenario_to_json(s);
+  EXPECT_EQ(again["faults"][0]["until"], json({{"fault", 1}}));
+  EXPECT_EQ(parse_scenario(again, "s.json").faults[0].until_fault_ends, 1u);
+
+  auto pause_until = [](const std::string& fault) {
+    return R"({"kind":"pause","at_ms":0,"clients":["c2"],"until":{"fault":)" + fault + "}}";
+  };
+  expect_error(with_fault(pause_until("2") + "," + failover, R"(["set-nx-px"])", two),
+               {"'faults[0].until.fault'", "is 2", "2 faults (0…1)"});
+  expect_error(with_fault(pause_until("0")), {"'faults[0].until.fault'", "itself"});
+  expect_error(with_fault(pause_until("1") + R"(,{"kind":"crash-client","at_ms":10})"),
+               {"'faults[0].until.fault'", "faults[1] (crash-client)", "records no end"});
+  expect_error(with_fault(pause_until("-1")), {"'faults[0].until.fault'"});
+  expect_error(with_fault(pause_until("1") + R"(,{"kind":"pause","at_ms":10,"clients":["c1"],
+                                                   "until":{"fault":0}})"),
+               {"'faults[0].until.fault'", "waits for this one's end"});
+  // A pause of c1 would keep c1 from the step that fires the failover.
+  expect_error(
+      with_fault(R"({"kind":"pause","at_ms":0,"clients":["c1"],"until":{"fault":1}},)" + failover,
+                 R"(["set-nx-px"])", two),
+      {"'faults[0].until.fault'", "c1's step fires", "never fire"});
+  // Only a fault the nemesis undoes waits.
+  expect_error(with_fault(R"({"kind":"crash-client","at_ms":10,"until":{"fault":1}},)" + failover,
+                          R"(["set-nx-px"])", two),
+               {"'faults[0].until'", "crash-client", "does not undo"});
+}
+
 // A replication cut or a failover names node 0's replicas by number: the
 // story of a WAIT acknowledged by one replica while another is promoted.
 TEST(ScenarioFaults, ReplicationFaultsNameTheReplicasTheyActOn) {
