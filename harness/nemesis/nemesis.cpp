@@ -348,8 +348,9 @@ void Nemesis::set_client_clock_rates(const std::vector<size_t>& clients, double 
 Nemesis::Action Nemesis::start_clock_jump(const Firing& firing) {
   const milliseconds delta(firing.fault.delta_ms);
   jump_client_clocks(firing.clients, delta);
-  // A jump without a duration stays: the clock is simply wrong from then on.
-  if (!firing.fault.duration_ms) return {};
+  // A jump without a duration or an `until` stays: the clock is simply wrong
+  // from then on.
+  if (!firing.fault.duration_ms && !firing.fault.waits()) return {};
   return [this, clients = firing.clients, delta] { jump_client_clocks(clients, -delta); };
 }
 
@@ -361,7 +362,7 @@ Nemesis::Action Nemesis::start_clock_rate(const Firing& firing) {
 Nemesis::Action Nemesis::start_server_clock_jump(const Firing& firing) {
   const milliseconds delta(firing.fault.delta_ms);
   for (size_t s : firing.servers) targets_.server_clock(s)->jump(delta);
-  if (!firing.fault.duration_ms) return {};
+  if (!firing.fault.duration_ms && !firing.fault.waits()) return {};
   return [this, servers = firing.servers, delta] {
     for (size_t s : servers) targets_.server_clock(s)->jump(-delta);
   };

@@ -104,7 +104,7 @@ constexpr FaultKindTable kFaultKinds({
      .instant = true,
      .params = kJumpParams,
      .colour = "#0d9488",
-     .meaning = "the client's clock jumps (back again after duration_ms, if given)",
+     .meaning = "the client's clock jumps (back again after duration_ms or at its until, if given)",
      .explore_weight = 4,
      .explore_ranges = kJumpRanges},
     {.kind = FaultKind::ClockRate,

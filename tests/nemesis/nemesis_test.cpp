@@ -429,6 +429,23 @@ TEST(Nemesis, APauseUntilAnotherFaultsEndLastsUntilThatEnd) {
   EXPECT_FALSE(r.events("c2", "acquire", "ok").empty()) << "c2 went on after the fault's end";
 }
 
+// A clock jump stays without a duration, but one with `until` is taken back
+// at its step, and records that end like any fault undone.
+TEST(Nemesis, AClockJumpUntilAStepIsTakenBackThere) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 1, "duration_ms": 600,
+      "workload": {"locks": ["L"], "ttl_ms": 5000, "work_ms": 50, "think_ms": 5},
+      "faults": [{"kind": "clock-jump", "at_ms": 0, "clients": ["c1"], "delta_ms": 10,
+                  "until": {"client": "c1", "step": "released"}}]})",
+                    "set-nx-px");
+  auto jump = r.events("nemesis", "clock-jump", "info");
+  ASSERT_EQ(jump.size(), 2u);
+  EXPECT_EQ(jump[1]["value"]["phase"], "end");
+  EXPECT_FALSE(jump[1]["value"].contains("healed")) << "kept to the end of the run";
+  auto released = r.events("c1", "release", "ok");
+  ASSERT_FALSE(released.empty());
+  EXPECT_GT(jump[1]["time_ns"].get<int64_t>(), released[0]["time_ns"].get<int64_t>());
+}
+
 // A fault that never fires (c1's thousandth release) never ends: the pause
 // that waits for it ends with the run, as one whose step never comes.
 TEST(Nemesis, APauseUntilTheEndOfAFaultThatNeverFiresEndsWithTheRun) {
