@@ -154,8 +154,14 @@ std::vector<Scenario> simpler_scenarios(const Scenario& s) {
   std::vector<Scenario> raw;
   // Fewer faults.
   for (size_t i = 0; i < s.faults.size(); ++i) {
+    // A fault another waits for stays: without it, that wait means nothing.
+    if (std::any_of(s.faults.begin(), s.faults.end(),
+                    [i](const Fault& f) { return f.until_fault_ends == i; }))
+      continue;
     Scenario c = s;
     c.faults.erase(c.faults.begin() + long(i));
+    for (Fault& f : c.faults)  // the waits for later faults follow them
+      if (f.until_fault_ends > i) --*f.until_fault_ends;
     raw.push_back(std::move(c));
   }
   // A shorter run.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <mutex>
 #include <random>
 
@@ -152,6 +153,35 @@ RC_GTEST_PROP(Shrink, CandidatesAreValidAndSmaller, ()) {
     const json written = scenario_to_json(c);
     RC_ASSERT(scenario_to_json(parse_scenario(written, "c.json")) == written);
   }
+}
+
+// A fault another waits for (`until: {"fault": N}`) is never shrunk away,
+// and a wait follows its fault when an earlier one goes.
+TEST(Shrink, KeepsTheFaultsOthersWaitForAndTheirIndices) {
+  const Scenario s = parse_scenario(json::parse(R"({"name": "waits", "clients": 2,
+      "topology": {"replicas": 1}, "duration_ms": 2000, "algorithms": ["set-nx-px"],
+      "faults": [
+        {"kind": "cut", "at_ms": 100},
+        {"kind": "failover", "mode": "manual", "when": {"client": "c1", "step": "acquired"}},
+        {"kind": "delay", "at_ms": 50, "delay_ms": 5, "duration_ms": 100},
+        {"kind": "pause", "at_ms": 0, "clients": ["c2"], "until": {"fault": 1}}
+      ]})"),
+                                    "waits.json");
+  bool without_the_cut = false;
+  for (const Scenario& c : simpler_scenarios(s)) {
+    const json written = scenario_to_json(c);
+    EXPECT_EQ(scenario_to_json(parse_scenario(written, "c.json")), written) << written.dump();
+    for (const Fault& f : c.faults) {
+      if (!f.until_fault_ends) continue;
+      ASSERT_LT(*f.until_fault_ends, c.faults.size());
+      EXPECT_EQ(c.faults[*f.until_fault_ends].kind, FaultKind::Failover) << written.dump();
+    }
+    if (c.faults.size() == 3 && c.faults[0].kind == FaultKind::Failover) without_the_cut = true;
+    EXPECT_TRUE(std::any_of(c.faults.begin(), c.faults.end(),
+                            [](const Fault& f) { return f.kind == FaultKind::Failover; }))
+        << "the failover the pause waits for was shrunk away: " << written.dump();
+  }
+  EXPECT_TRUE(without_the_cut);
 }
 
 }  // namespace
