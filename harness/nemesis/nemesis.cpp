@@ -78,6 +78,7 @@ void Nemesis::end_waits_at(int64_t at_ns) {
     std::vector<size_t> waiting;
     {
       std::lock_guard l(mu_);
+      run_over_ = true;
       for (const auto& [index, ending] : endings_)
         if (ending.until) waiting.push_back(index);
     }
@@ -268,7 +269,7 @@ Nemesis::Action Nemesis::start_fault(const Firing& firing) {
 
 void Nemesis::keep_in_force(size_t index, Action undo, std::optional<int64_t> duration_ms) {
   const Fault& fault = schedule_.fault(index);
-  bool undo_at_once = false;
+  bool undo_at_once = false, overtime = false;
   {
     std::lock_guard l(mu_);
     active_.emplace(index, std::move(undo));
@@ -276,16 +277,19 @@ void Nemesis::keep_in_force(size_t index, Action undo, std::optional<int64_t> du
                                  ? !outcomes_.at(*fault.until_fault_ends).ended_at_ns
                                  : fault.until && !schedule_.until_passed(index);
     const Ending ending{duration_ms.has_value(), still_waits};
-    if (ending.duration || ending.until)
+    overtime = run_over_ && fault.kind == FaultKind::Pause;  // see end_waits_at
+    if (overtime)
+      undo_at_once = true;
+    else if (ending.duration || ending.until)
       endings_[index] = ending;
     else
       undo_at_once = fault.waits();  // what it waits for came before it fired
-    if (duration_ms)
+    if (duration_ms && !undo_at_once)
       timeline_.emplace(monotonic_ns() + *duration_ms * 1'000'000,
                         [this, index] { end_wait_over(index, &Ending::duration); });
   }
   wake_.notify_all();
-  if (undo_at_once) undo_now(index);
+  if (undo_at_once) undo_now(index, overtime ? json{{"healed", "end of run"}} : json());
 }
 
 void Nemesis::end_wait_over(size_t index, bool Ending::*wait) {
@@ -300,7 +304,7 @@ void Nemesis::end_wait_over(size_t index, bool Ending::*wait) {
   undo_now(index);
 }
 
-void Nemesis::undo_now(size_t index) {
+void Nemesis::undo_now(size_t index, json extra) {
   Action undo;
   {
     std::lock_guard l(mu_);
@@ -310,7 +314,7 @@ void Nemesis::undo_now(size_t index) {
     active_.erase(it);
   }
   undo();
-  record_end(index);
+  record_end(index, std::move(extra));
 }
 
 void Nemesis::record_end(size_t index, json extra) {

@@ -67,7 +67,9 @@ class Nemesis {
   // waiting for its `until` step stops waiting (the step never came) and is
   // undone unless its duration still holds it: a client paused until
   // another's step then sees that the run is over, where it would otherwise
-  // wait at its gate for ever.
+  // wait at its gate for ever. A pause that fires after that (a client's
+  // step in the run's overtime, finishing its last operation) ends at once:
+  // it can tell nothing more, and would only keep the run from ending.
   void end_waits_at(int64_t at_ns);
 
   // Makes run_timeline() return; the faults in force stay until stop().
@@ -111,8 +113,9 @@ class Nemesis {
   // One of fault `index`'s waits is over (`wait` names it); undoes the fault
   // once it waits for nothing more.
   void end_wait_over(size_t index, bool Ending::*wait);
-  // Undoes fault `index` and records its end, unless stop() healed it already.
-  void undo_now(size_t index);
+  // Undoes fault `index` and records its end (with `extra`), unless stop()
+  // healed it already.
+  void undo_now(size_t index, nlohmann::json extra = nullptr);
   // Fault `index` has ended: notes when, records its `end` event (with
   // `extra`), then ends the waits of the faults that wait for it.
   void record_end(size_t index, nlohmann::json extra = nullptr);
@@ -169,6 +172,7 @@ class Nemesis {
   std::map<size_t, Ending> endings_;         // fault index → what it waits for to be undone
   std::vector<FaultOutcome> outcomes_;
   bool stopping_ = false;
+  bool run_over_ = false;  // the time end_waits_at() named has come
   bool timeline_ended_ = false;
   std::thread timer_;
   std::vector<std::thread> workers_;  // faults that block (DEBUG SLEEP, Sentinel failover)

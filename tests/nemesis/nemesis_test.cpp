@@ -429,6 +429,23 @@ TEST(Nemesis, APauseUntilAnotherFaultsEndLastsUntilThatEnd) {
   EXPECT_FALSE(r.events("c2", "acquire", "ok").empty()) << "c2 went on after the fault's end";
 }
 
+// A pause that fires in the run's overtime (here at c1's release, which
+// comes after 800 ms of work in a 300 ms run) ends at once: the run is over,
+// and its 3 s would only keep the run from ending.
+TEST(Nemesis, APauseThatFiresAfterTheRunsEndEndsAtOnce) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 1, "duration_ms": 300,
+      "workload": {"locks": ["L"], "ttl_ms": 5000, "work_ms": 800, "think_ms": 5},
+      "faults": [{"kind": "pause", "when": {"client": "c1", "step": "released"},
+                  "duration_ms": 3000}]})",
+                    "set-nx-px");
+  auto pause = r.events("nemesis", "pause", "info");
+  ASSERT_EQ(pause.size(), 2u);
+  EXPECT_EQ(pause[1]["value"]["healed"], "end of run");
+  EXPECT_LT(pause[1]["time_ns"].get<int64_t>() - pause[0]["time_ns"].get<int64_t>(), 1'000'000'000)
+      << "the pause held the run past its end";
+  EXPECT_TRUE(r.result["exercised"].get<bool>()) << "it fired";
+}
+
 // A clock jump stays without a duration, but one with `until` is taken back
 // at its step, and records that end like any fault undone.
 TEST(Nemesis, AClockJumpUntilAStepIsTakenBackThere) {
