@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -51,6 +52,13 @@ class SentinelTest : public ::testing::Test {
     for (pid_t pid : sentinels.pids()) leaks.pid(pid);
     for (const auto& dir : sentinels.dirs()) leaks.path(dir);
   }
+  // Three sentinels watching `pair`'s master, once they know its replica.
+  std::unique_ptr<SentinelGroup> sentinels_of(const ProxiedPair& pair) {
+    auto sentinels = std::make_unique<SentinelGroup>(pair.master.endpoint());
+    watch(*sentinels);
+    sentinels->wait_until_replicas_known(1, std::chrono::seconds(20));
+    return sentinels;
+  }
   LeakCheck leaks;
 };
 
@@ -67,22 +75,20 @@ TEST_F(SentinelTest, FailoverAfterACutLinkLosesWhatTheMasterWroteAfterTheCut) {
   wait_until_replica_synced(pair.master.endpoint(), pair.replica.endpoint(), seconds(10));
   ASSERT_EQ(get(pair.replica, "before"), "1");
 
-  SentinelGroup sentinels(pair.master.endpoint());
-  watch(sentinels);
-  sentinels.wait_until_replicas_known(1, seconds(20));
-  EXPECT_EQ(sentinels.master_address(), pair.master.endpoint());
+  const auto sentinels = sentinels_of(pair);
+  EXPECT_EQ(sentinels->master_address(), pair.master.endpoint());
 
   pair.link.blackhole();
   ASSERT_TRUE(pair.master.connect()->command({"SET", "lease", "c1", "PX", "60000"}).is_ok());
-  sentinels.expect_failover();
+  sentinels->expect_failover();
   pair.master.kill();
   auto start = steady_clock::now();
-  Endpoint promoted = sentinels.wait_for_failover(pair.master.endpoint(), seconds(30));
+  Endpoint promoted = sentinels->wait_for_failover(pair.master.endpoint(), seconds(30));
   auto took = duration_cast<milliseconds>(steady_clock::now() - start);
   RecordProperty("failover_ms", std::to_string(took.count()));
 
   EXPECT_EQ(promoted, pair.replica.endpoint());
-  EXPECT_EQ(sentinels.master_address(), pair.replica.endpoint());
+  EXPECT_EQ(sentinels->master_address(), pair.replica.endpoint());
   EXPECT_EQ(get(pair.replica, "before"), "1") << "what was replicated before the cut survives";
   EXPECT_EQ(get(pair.replica, "lease"), std::nullopt) << "the write after the cut must be lost";
   EXPECT_TRUE(pair.replica.connect()->command({"SET", "lease", "c2", "NX", "PX", "60000"}).is_ok())
@@ -98,9 +104,7 @@ TEST_F(SentinelTest, AReplicaBehindAProxyStaysBehindItWhileSentinelsWatch) {
   ProxiedPair pair;
   watch(pair);
   wait_until_replica_synced(pair.master.endpoint(), pair.replica.endpoint(), seconds(10));
-  SentinelGroup sentinels(pair.master.endpoint());
-  watch(sentinels);
-  sentinels.wait_until_replicas_known(1, seconds(20));
+  const auto sentinels = sentinels_of(pair);
   std::this_thread::sleep_for(seconds(12));  // past 3 s and one INFO of the replica
   EXPECT_EQ(master_of(pair.replica.endpoint()), pair.link.endpoint())
       << "Sentinel re-pointed the replica past its proxy";
@@ -114,16 +118,14 @@ TEST_F(SentinelTest, FailoverIsReportedWithOneSentinelDown) {
   ProxiedPair pair;
   watch(pair);
   wait_until_replica_synced(pair.master.endpoint(), pair.replica.endpoint(), seconds(10));
-  SentinelGroup sentinels(pair.master.endpoint());
-  watch(sentinels);
-  sentinels.wait_until_replicas_known(1, seconds(20));
+  const auto sentinels = sentinels_of(pair);
 
-  ::kill(sentinels.pids().front(), SIGKILL);  // two of three still elect a leader
-  sentinels.expect_failover();                // passes over the dead one
+  ::kill(sentinels->pids().front(), SIGKILL);  // two of three still elect a leader
+  sentinels->expect_failover();                // passes over the dead one
   pair.master.kill();
-  EXPECT_EQ(sentinels.wait_for_failover(pair.master.endpoint(), seconds(30)),
+  EXPECT_EQ(sentinels->wait_for_failover(pair.master.endpoint(), seconds(30)),
             pair.replica.endpoint());
-  EXPECT_EQ(sentinels.master_address(), pair.replica.endpoint()) << "asks past the dead sentinel";
+  EXPECT_EQ(sentinels->master_address(), pair.replica.endpoint()) << "asks past the dead sentinel";
 }
 
 TEST_F(SentinelTest, ManualPromotionOfACutOffReplicaMakesTwoMasters) {
