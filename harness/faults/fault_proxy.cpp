@@ -69,6 +69,16 @@ void close_with_reset(int fd) {
   ::close(fd);
 }
 
+// Whether the peer has yet to acknowledge the FIN that shutdown(SHUT_WR)
+// sent on `fd`. Its acknowledgement is the one sign, seen from this side,
+// that the peer's kernel has taken the close in.
+bool close_unacknowledged(int fd) {
+  tcp_info info{};
+  socklen_t size = sizeof info;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0) return false;
+  return info.tcpi_state == TCP_ESTABLISHED || info.tcpi_state == TCP_FIN_WAIT1;
+}
+
 struct Chunk {
   int64_t due_ns;
   std::string bytes;
@@ -137,6 +147,7 @@ class FaultProxy::Loop {
   void read_from(Link& link, bool from_client);
   void flush(Link& link, bool to_server, int64_t now);
   void close_link(Link& link, CloseHow how);
+  void cut_links();
   int64_t next_due_ns() const;
   void wake();
 
@@ -319,7 +330,7 @@ void FaultProxy::Loop::apply(const Action& action) {
       break;
     }
     case Kind::Cut:
-      for (Link& link : links_) close_link(link, CloseHow::Fin);
+      cut_links();
       break;
   }
   links_.remove_if([](const Link& link) { return link.closed; });
@@ -337,6 +348,34 @@ void FaultProxy::Loop::close_link(Link& link, CloseHow how) {
   link.client = link.server = -1;
   link.closed = true;
   --open_;
+}
+
+// A close reaches the client in the kernel's own time: on a busy machine the
+// FIN can wait in another CPU's queue for milliseconds, and a command the
+// client sends meanwhile goes out on the dead connection and is reset,
+// unapplied. Whether a client follows a cut (a failover's) at its next
+// command would then be decided by that race; waiting here for each FIN's
+// acknowledgement decides it. The wait is short (the peer's delayed ACK, a
+// few ms) and bounded, and the FINs go out together.
+void FaultProxy::Loop::cut_links() {
+  std::vector<int> closing;
+  for (Link& link : links_) {
+    if (link.closed) continue;
+    if (link.server >= 0) ::close(link.server);
+    if (link.client >= 0 && ::shutdown(link.client, SHUT_WR) == 0)
+      closing.push_back(link.client);
+    else if (link.client >= 0)
+      ::close(link.client);
+    link.client = link.server = -1;
+    link.closed = true;
+    --open_;
+  }
+  const int64_t give_up_ns = now_ns() + std::chrono::nanoseconds(kCutSeenWithin).count();
+  for (int fd : closing) {
+    while (close_unacknowledged(fd) && now_ns() < give_up_ns)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    ::close(fd);
+  }
 }
 
 void FaultProxy::Loop::accept_clients() {

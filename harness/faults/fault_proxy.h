@@ -75,8 +75,11 @@ class FaultProxy final : public NetworkLink {
 
   // Closes every open connection once (FIN on both sides) and keeps
   // accepting, like a network blip: a command in flight fails, a reconnect
-  // succeeds.
+  // succeeds. Returns once each client's kernel has acknowledged the close
+  // (at most kCutSeenWithin), so a client's next command finds its
+  // connection closed rather than racing the close to the proxy.
   void cut() override;
+  static constexpr std::chrono::milliseconds kCutSeenWithin{1000};
 
   ProxyStats stats() const;
 

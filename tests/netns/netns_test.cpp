@@ -3,14 +3,19 @@
 // clean-up by what is left in /run/netns, /sys/class/net and the state dir.
 #include "netns.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "fault_proxy.h"
 #include "hiredis_connection.h"
 #include "process.h"
 #include "redis_server.h"
@@ -195,6 +201,66 @@ TEST_F(NetnsTest, CutClosesThatClientsConnectionsOnce) {
   EXPECT_TRUE(connected(1));
   HiredisConnection again(client_endpoint(*node, 0));
   EXPECT_EQ(again.command({"PING"}).str, "PONG");
+}
+
+// A TCP socket of `node`'s namespace connected to `to`, with PING answered
+// through it. Only socket() must run in the namespace: the socket keeps it.
+int ns_socket_connected_to(const NetnsNode& node, const Endpoint& to) {
+  int fd = -1;
+  std::thread([&] {
+    int ns = ::open(("/run/netns/" + node.name()).c_str(), O_RDONLY | O_CLOEXEC);
+    if (ns >= 0 && ::setns(ns, CLONE_NEWNET) == 0) fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (ns >= 0) ::close(ns);
+  }).join();
+  if (fd < 0) return -1;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(uint16_t(to.port));
+  ::inet_pton(AF_INET, to.host.c_str(), &address.sin_addr);
+  char reply[16] = {};
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::send(fd, "PING\r\n", 6, 0) != 6 || ::recv(fd, reply, sizeof reply, 0) != 7) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool close_seen(int fd) {
+  pollfd p{fd, short(POLLIN | POLLRDHUP), 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP));
+}
+
+// The failover's promise to a client: by the time the proxy's cut returns,
+// the client's kernel has the close, so its next command reconnects instead
+// of going out on the dead connection. Here the client's namespace drops
+// the proxy's FIN until the rule goes, as a busy CPU can hold it back.
+TEST_F(NetnsTest, AProxysCutReturnsOnlyOnceTheClientHasTheClose) {
+  FaultProxy proxy(Endpoint{node->node_address(), NetnsNode::kPort}, 1, node->lab_address());
+  const int client = ns_socket_connected_to(*node, proxy.endpoint());
+  ASSERT_GE(client, 0) << "a client in the namespace reaches the proxy: " << std::strerror(errno);
+  const std::vector<std::string> drop_fin = {
+      "iptables",    "-p",  "tcp", "--sport", std::to_string(proxy.endpoint().port),
+      "--tcp-flags", "FIN", "FIN", "-j",      "DROP"};
+  auto rule = [&](const char* how) {
+    std::vector<std::string> argv = drop_fin;
+    argv.insert(argv.begin() + 1, {how, "INPUT"});
+    node->run_inside(argv);
+  };
+  rule("-A");
+  bool seen_when_cut_returned = false;
+  std::thread cutter([&] {
+    proxy.cut();
+    seen_when_cut_returned = close_seen(client);
+  });
+  // Before TCP's first retransmission (200 ms): the FIN that gets through
+  // is a retransmitted one, well inside the cut's bound.
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(close_seen(client)) << "the rule holds the FIN back";
+  rule("-D");
+  cutter.join();
+  EXPECT_TRUE(seen_when_cut_returned);
+  ::close(client);
 }
 
 TEST_F(NetnsTest, DelayAddsAtLeastTheDelay) {
