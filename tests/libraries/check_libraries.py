@@ -181,15 +181,18 @@ def main():
     libraries = [hello_name(entry["adapter"], directory) for entry in entries]
     # The stories that write an expectation of their own for one of these
     # libraries (the library stories, and the comparison's stories that
-    # expect an incident), each told to the libraries it names.
+    # expect an incident or nest, which the controls do not), each told to
+    # the libraries it names.
     named = []  # (story file, [library names])
     for folder in (STORIES, "scenarios"):
         for file in sorted(os.listdir(os.path.join(project, folder))):
             if not file.endswith(".json") or file == "schema.json":
                 continue
             story = json.load(open(os.path.join(project, folder, file)))
+            nests = story["workload"].get("reentry", 1) > 1
             mine = [name for name, expected in story.get("libraries", {}).items()
-                    if name in libraries and (folder == STORIES or expected.get("incidents"))]
+                    if name in libraries
+                    and (folder == STORIES or expected.get("incidents") or nests)]
             if mine:
                 named.append((os.path.join(folder, file), mine))
     runs = [(CONTROLS, libraries)] + [([file], names) for file, names in named]

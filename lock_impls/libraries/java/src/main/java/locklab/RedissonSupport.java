@@ -194,17 +194,40 @@ final class RedissonSupport {
 
     /**
      * The acquisitions of an adapter whose holders each hold one RLock, by
-     * owner: what release() unlocks, once.
+     * owner: what release() unlocks. An owner taken again (Redisson's
+     * re-entry: the same holder locks what it holds) counts its levels, and
+     * is forgotten once its last level is released.
      */
     static final class Holders {
-        record Holder(RLock lock, long threadId) {}
+        static final class Holder {
+            private final RLock lock;
+            private final long threadId;
+            private int levels = 1;  // acquired and not yet released, as the adapter counts them
+
+            Holder(RLock lock, long threadId) {
+                this.lock = lock;
+                this.threadId = threadId;
+            }
+
+            RLock lock() {
+                return lock;
+            }
+
+            long threadId() {
+                return threadId;
+            }
+        }
 
         private final Map<String, Holder> byOwner = new ConcurrentHashMap<>();
 
-        /** Notes that holder `threadId` of `client` took `lock`; the acquire's answer (attempt_ns when known). */
+        /** Notes that holder `threadId` of `client` took `lock` (again, when it holds it); the acquire's answer (attempt_ns when known). */
         Map<String, Object> acquired(RedissonClient client, RLock lock, long threadId, Long attemptNs) {
             String owner = owner(client, threadId);
-            byOwner.put(owner, new Holder(lock, threadId));
+            byOwner.compute(owner, (key, held) -> {
+                if (held == null) return new Holder(lock, threadId);
+                held.levels++;
+                return held;
+            });
             return RedissonSupport.acquired(owner, attemptNs);
         }
 
@@ -213,11 +236,20 @@ final class RedissonSupport {
             return byOwner.get(request.get("owner").asText());
         }
 
-        /** unlock() by the request's owner, which is then forgotten. */
+        /** The holder id that holds the lock named `name` here, or -1: taking it again is a re-entry. */
+        long holding(String name) {
+            for (Holder holder : byOwner.values())
+                if (holder.lock.getName().equals(name)) return holder.threadId;
+            return -1;
+        }
+
+        /** unlock() of one level by the request's owner, forgotten after its last. */
         Map<String, Object> release(JsonNode request) {
-            Holder holder = byOwner.remove(request.get("owner").asText());
+            String owner = request.get("owner").asText();
+            Holder holder = byOwner.get(owner);
             if (holder == null) return notAnAcquisition();
-            return unlock(holder.lock(), holder.threadId());
+            if (--holder.levels == 0) byOwner.remove(owner);
+            return unlock(holder.lock, holder.threadId);
         }
     }
 }

@@ -3,6 +3,7 @@ package locklab;
 import com.fasterxml.jackson.databind.JsonNode;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
 
 import java.util.HashMap;
 import java.util.List;
@@ -23,6 +24,11 @@ import java.util.concurrent.TimeUnit;
  * client's locks, KEYS = the locks, ARGV = {lockWatchdogTimeout, each
  * lock's holder field}, "if hexists then pexpire", answered with the keys
  * it renewed) and its answer. See README.md.
+ *
+ * Re-entrant, as RLock is per thread: an adapter process is one client, so
+ * an acquire of a lock it holds re-enters it as the same holder, and each
+ * acquire and release reports the level count the answering server keeps
+ * for that holder (what getHoldCount() reads), not the adapter's own count.
  */
 public final class RedissonWatchdogLock implements Protocol.Adapter {
 
@@ -44,6 +50,7 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
         Map<String, Object> hello = Protocol.hello("redisson-rlock-watchdog", RedissonSupport.VERSION);
         hello.put("renews", true);
         hello.put("renewals", true);
+        hello.put("reentrant", true);
         return hello;
     }
 
@@ -133,8 +140,11 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
         } catch (Exception e) {
             return Protocol.fail("cannot connect: " + Protocol.describe(e));
         }
-        long threadId = RedissonSupport.newHolderId();
         String name = request.get("lock").asText();
+        // A lab client is one thread of an application: while it holds the
+        // lock, taking it again is Redisson's re-entry (the same holder).
+        long holding = holders.holding(name);
+        long threadId = holding >= 0 ? holding : RedissonSupport.newHolderId();
         RLock lock = client.getLock(name);
         Long attemptNs;
         // The lock script, again after an unlock message or the holder's PTTL
@@ -149,12 +159,44 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
         }
         Map<String, Object> response = holders.acquired(client, lock, threadId, attemptNs);
         response.put("validity_ms", null);  // renewed until unlock: no deadline of its own
+        Long depth = holdCount(client, name, threadId);
+        if (depth != null) response.put("reentry", depth);
         return response;
     }
 
     @Override
     public Map<String, Object> release(JsonNode request) {
-        return holders.release(request);
+        RedissonSupport.Holders.Holder holder = holders.of(request);
+        Map<String, Object> response = holders.release(request);
+        if (holder != null && Boolean.TRUE.equals(response.get("ok"))) {
+            RedissonClient client = clientOf(request.get("owner").asText());
+            Long remaining = holdCount(client, holder.lock().getName(), holder.threadId());
+            if (remaining != null) response.put("remaining", remaining);
+        }
+        return response;
+    }
+
+    /**
+     * The holder's level count as the server that answers now keeps it (what
+     * RLock.getHoldCount() reads: HGET of the holder's field, 0 when absent);
+     * null when it cannot be read (then not reported).
+     */
+    private Long holdCount(RedissonClient client, String name, long threadId) {
+        if (client == null) return null;
+        try {
+            String count = client.<String, String>getMap(name, StringCodec.INSTANCE)
+                    .getAsync(RedissonSupport.owner(client, threadId)).get();
+            return count == null ? 0L : Long.parseLong(count);
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    /** The client that produced `owner`, or null. */
+    private synchronized RedissonClient clientOf(String owner) {
+        for (RedissonClient client : clients.values())
+            if (RedissonSupport.threadIdOf(client, owner) >= 0) return client;
+        return null;
     }
 
     @Override
