@@ -216,6 +216,10 @@ final class RedissonSupport {
             long threadId() {
                 return threadId;
             }
+
+            int levels() {
+                return levels;
+            }
         }
 
         private final Map<String, Holder> byOwner = new ConcurrentHashMap<>();

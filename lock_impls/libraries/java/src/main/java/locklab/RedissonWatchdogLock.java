@@ -26,9 +26,10 @@ import java.util.concurrent.TimeUnit;
  * it renewed) and its answer. See README.md.
  *
  * Re-entrant, as RLock is per thread: an adapter process is one client, so
- * an acquire of a lock it holds re-enters it as the same holder, and each
- * acquire and release reports the level count the answering server keeps
- * for that holder (what getHoldCount() reads), not the adapter's own count.
+ * an acquire of a lock it holds re-enters it as the same holder. A re-entry
+ * and the release of an inner level report the level count the answering
+ * server keeps for that holder (what getHoldCount() reads), not the
+ * adapter's own count.
  */
 public final class RedissonWatchdogLock implements Protocol.Adapter {
 
@@ -159,16 +160,24 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
         }
         Map<String, Object> response = holders.acquired(client, lock, threadId, attemptNs);
         response.put("validity_ms", null);  // renewed until unlock: no deadline of its own
-        Long depth = holdCount(client, name, threadId);
-        if (depth != null) response.put("reentry", depth);
+        // A re-entry's depth is read from the server. A first level is not:
+        // the read would cost a round trip an application does not make,
+        // inside every acquire (the protocol's default depth is 1).
+        if (holding >= 0) {
+            Long depth = holdCount(client, name, threadId);
+            if (depth != null) response.put("reentry", depth);
+        }
         return response;
     }
 
     @Override
     public Map<String, Object> release(JsonNode request) {
         RedissonSupport.Holders.Holder holder = holders.of(request);
+        // An inner level's release reports what is left; the last level's
+        // does not (no round trip after it, as for a first acquire).
+        boolean inner = holder != null && holder.levels() > 1;
         Map<String, Object> response = holders.release(request);
-        if (holder != null && Boolean.TRUE.equals(response.get("ok"))) {
+        if (inner && Boolean.TRUE.equals(response.get("ok"))) {
             RedissonClient client = clientOf(request.get("owner").asText());
             Long remaining = holdCount(client, holder.lock().getName(), holder.threadId());
             if (remaining != null) response.put("remaining", remaining);
