@@ -21,7 +21,11 @@
 //       set-nx-px with the history recorded, and with nothing recorded,
 //       R rounds of a pair taking turns; the overhead is the median round's
 //       1 - recorded / not recorded (acquisitions per second), with the
-//       least and largest.
+//       least and largest, and the lab's CPU per acquisition in each.
+//       Under `valgrind --tool=callgrind` each loop is also a profile of
+//       its own, labelled "recorded" or "not recorded" and holding only the
+//       loop's instructions: instructions per acquisition repeat from run
+//       to run where CPU seconds move with the host (bench/run.sh).
 //   lock_bench memory --seconds S [--clients N] [--json FILE]
 //       One recorded run of set-nx-px: its events and the process's peak
 //       resident memory (run it in a fresh process per length).
@@ -36,10 +40,18 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(label)
+#endif
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -230,8 +242,10 @@ LoopResult run_loop(const std::string& algorithm, int clients, double seconds, b
     server_before = process_cpu_seconds(cluster.server(0).pid());
     usage_before = self_usage();
     started = std::chrono::steady_clock::now();
+    CALLGRIND_ZERO_STATS;
   };
   probe.finished = [&](Cluster& cluster) {
+    CALLGRIND_DUMP_STATS_AT(record ? "recorded" : "not recorded");
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const Usage usage = self_usage();
@@ -391,10 +405,12 @@ int recording(const Options& options) {
     double rates[2] = {0, 0};   // [recorded, not recorded]
     double cpu_us[2] = {0, 0};  // lab CPU µs per acquisition, the same
     double sys_us[2] = {0, 0};  // of which in the kernel
+    int64_t acquisitions[2] = {0, 0};
     for (int turn = 0; turn < 2; ++turn) {
       const bool record = (turn == 0) == (round % 2 == 0);
       LoopResult r = run_loop("set-nx-px", clients, options.seconds, record, false);
       rates[record ? 0 : 1] = double(r.acquisitions) / r.seconds;
+      acquisitions[record ? 0 : 1] = r.acquisitions;
       cpu_us[record ? 0 : 1] = r.lab_cpu * 1e6 / double(std::max<int64_t>(r.acquisitions, 1));
       sys_us[record ? 0 : 1] =
           r.lab_system_cpu * 1e6 / double(std::max<int64_t>(r.acquisitions, 1));
@@ -405,9 +421,10 @@ int recording(const Options& options) {
     cpu_overheads.push_back(cpu_us[0] / cpu_us[1] - 1);
     std::printf(
         "round %d: recorded %.0f, not recorded %.0f acquisitions/s: overhead %.1f %%; lab CPU "
-        "%.2f vs %.2f µs per acquisition (kernel %.2f vs %.2f): %+.1f %%\n",
+        "%.2f vs %.2f µs per acquisition (kernel %.2f vs %.2f): %+.1f %%; %" PRId64 " vs %" PRId64
+        " acquisitions\n",
         round + 1, rates[0], rates[1], overheads.back() * 100, cpu_us[0], cpu_us[1], sys_us[0],
-        sys_us[1], cpu_overheads.back() * 100);
+        sys_us[1], cpu_overheads.back() * 100, acquisitions[0], acquisitions[1]);
     std::fflush(stdout);
   }
   auto median_of = [](std::vector<double> values) {

@@ -49,7 +49,7 @@ done
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O2 >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target lock_bench checkers_bench locklab
+cmake --build "$build" -j "$(nproc)" --target lock_bench checkers_bench recorder_bench locklab
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/locklab-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -75,6 +75,18 @@ echo "== every algorithm's throughput (clients $other_clients, one pair each)"
 echo "== recording overhead ($rounds rounds)"
 "$build/bench/lock_bench" recording --clients 32 --seconds 2 --rounds "$rounds" "${pin[@]}" \
   --json "$work/recording.json"
+if command -v valgrind >/dev/null; then
+  # Instructions, not seconds: the same count whatever the host does, where
+  # the rounds above move by tens of per cent (docs/PERFORMANCE.md, section 2).
+  echo "== recording's instructions per acquisition (callgrind, the same loop, one round)"
+  mkdir -p "$work/callgrind"
+  valgrind --tool=callgrind --callgrind-out-file="$work/callgrind/out.%p" \
+    "$build/bench/lock_bench" recording --clients 32 --seconds 6 --rounds 1 --pin off \
+    >"$work/callgrind/round.txt" 2>"$work/callgrind/valgrind.log"
+fi
+echo "== the recorder alone: an acquisition's events, recorded and not"
+"$build/bench/recorder_bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+  --benchmark_out="$work/recorder.json" --benchmark_out_format=json
 echo "== memory of a run, short and long (a fresh process each)"
 "$build/bench/lock_bench" memory --clients 8 --seconds 5 --json "$work/memory-short.json"
 "$build/bench/lock_bench" memory --clients 8 --seconds "$long" --json "$work/memory-long.json"
@@ -125,6 +137,31 @@ doc.update(read("throughput.json"))
 doc["lock_throughput"] += [row for row in read("throughput-all.json")["lock_throughput"]
                            if row["algorithm"] != "set-nx-px"]
 doc.update(read("recording.json"))
+# One profile per loop, labelled by lock_bench; its acquisitions from the round's line.
+callgrind = os.path.join(work, "callgrind")
+if os.path.isdir(callgrind):
+    import re
+    counts = re.search(r"(\d+) vs (\d+) acquisitions", open(os.path.join(callgrind, "round.txt")).read())
+    per_acquisition = {}
+    for name in os.listdir(callgrind):
+        text = open(os.path.join(callgrind, name), errors="replace").read() if name.startswith("out.") else ""
+        label = re.search(r"^desc: Trigger: Client Request: (.*)$", text, re.M)
+        total = re.search(r"^summary: (\d+)", text, re.M)
+        if counts and label and total:
+            arm = label.group(1)
+            acquisitions = int(counts.group(1 if arm == "recorded" else 2))
+            per_acquisition[arm] = round(int(total.group(1)) / max(acquisitions, 1))
+    if len(per_acquisition) == 2:
+        doc["recording"]["instructions_per_acquisition"] = per_acquisition
+        doc["recording"]["instructions_overhead"] = round(
+            per_acquisition["recorded"] / per_acquisition["not recorded"] - 1, 4)
+        print(f"recording: {per_acquisition['recorded']} against {per_acquisition['not recorded']} "
+              f"instructions per acquisition "
+              f"({doc['recording']['instructions_overhead'] * 100:+.1f} %)")
+# The medians of recorder_bench's repetitions, ns of CPU per acquisition.
+doc["recorder_bench_cpu_ns_per_acquisition"] = {
+    b["label"]: round(b["cpu_time"]) for b in read("recorder.json")["benchmarks"]
+    if b.get("aggregate_name") == "median"}
 memory = [read("memory-short.json"), read("memory-long.json")]
 doc["memory_runs"] = memory
 doc["run_peak_rss_mb_per_million_events"] = memory[-1]["peak_rss_mb_per_million_events"]

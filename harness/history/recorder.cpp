@@ -30,7 +30,8 @@ ProcessLog::ProcessLog(std::string process, int64_t origin_ns, std::filesystem::
   if (spool_.empty()) return;
   file_.reset(std::fopen(spool_.c_str(), "wb"));
   if (!file_) throw write_error(spool_);
-  pending_.reserve(kBlockBytes + 1024);
+  // A block and the record that ends it, without growing on the way.
+  pending_.reserve(kBlockBytes + 4096);
 }
 
 ProcessLog::~ProcessLog() = default;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "event.h"
+#include "spool.h"
 
 namespace locklab::history {
 
@@ -48,7 +49,7 @@ class ProcessLog {
   int64_t origin_ns_;
   std::filesystem::path spool_;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
-  std::string pending_;  // records not yet written, a block at most
+  RecordBuffer pending_;  // records not yet written, a block at most
   int64_t count_ = 0;
   int64_t last_time_ns_ = 0;  // the latest time_ns stamped
   bool late_ = false;         // a log of late events (Recorder::late_log_for)

@@ -1,5 +1,6 @@
 #include "spool.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -29,12 +30,21 @@ enum Field : uint8_t {
 enum class ValueForm : uint8_t { FlatObject, Cbor };
 enum class EntryForm : uint8_t { Integer, Unsigned, String, False, True };
 
-// Writes a record's parts into room made for them beforehand: a record is
-// written with one resize of its block, not an append per part.
-class RecordWriter {
+constexpr size_t kStringHeader = sizeof(uint32_t);
+
+size_t string_room(std::string_view text) {
+  return kStringHeader + text.size();
+}
+size_t optional_room(const std::optional<std::string>& text) {
+  return text ? string_room(*text) : 0;
+}
+
+// Writes a record's parts into room taken for them beforehand, a few parts
+// at a time: a record costs a handful of checks for room, not one a part,
+// and no room is cleared before it is written.
+class PartWriter {
  public:
-  explicit RecordWriter(char* at) : at_(at) {}
-  char* at() const { return at_; }
+  explicit PartWriter(char* at) : at_(at) {}
 
   template <typename T>
   void put(T value) {
@@ -46,48 +56,63 @@ class RecordWriter {
     std::memcpy(at_, text.data(), text.size());
     at_ += text.size();
   }
-  // A value whose room flat_object_size() gave.
-  void put_flat_object(const json& value) {
-    put(ValueForm::FlatObject);
-    put<uint8_t>(uint8_t(value.size()));
-    for (const auto& [key, v] : value.get_ref<const json::object_t&>()) {
-      put_string(key);
-      if (v.is_string()) {
-        put(EntryForm::String);
-        put_string(v.get_ref<const std::string&>());
-      } else if (v.is_boolean()) {
-        put(v.get<bool>() ? EntryForm::True : EntryForm::False);
-      } else if (v.is_number_unsigned()) {
-        put(EntryForm::Unsigned);
-        put<uint64_t>(v.get<uint64_t>());
-      } else {
-        put(EntryForm::Integer);
-        put<int64_t>(v.get<int64_t>());
-      }
-    }
-  }
 
  private:
   char* at_;
 };
 
-constexpr size_t kStringHeader = sizeof(uint32_t);
-
-// The room a flat object of integers, strings and booleans takes, or 0 when
-// `value` is not one (it is then kept as CBOR).
-size_t flat_object_size(const json& value) {
-  if (!value.is_object() || value.size() > 255) return 0;
-  size_t size = 2;  // its form and its count of entries
+// Appends `value` entry by entry when it is a flat object of integers,
+// strings and booleans (what every operation records); false, with nothing
+// appended, when it is not.
+bool append_flat_object(RecordBuffer& out, const json& value) {
+  if (!value.is_object() || value.size() > 255) return false;
+  const size_t mark = out.size();
+  PartWriter head(out.extend(2));
+  head.put(ValueForm::FlatObject);
+  head.put<uint8_t>(uint8_t(value.size()));
   for (const auto& [key, v] : value.get_ref<const json::object_t&>()) {
-    size += kStringHeader + key.size() + 1;
-    if (v.is_string())
-      size += kStringHeader + v.get_ref<const std::string&>().size();
-    else if (v.is_number_integer())
-      size += sizeof(int64_t);
-    else if (!v.is_boolean())
-      return 0;
+    switch (v.type()) {
+      case json::value_t::string: {
+        const std::string& text = *v.get_ptr<const json::string_t*>();
+        PartWriter entry(out.extend(string_room(key) + 1 + string_room(text)));
+        entry.put_string(key);
+        entry.put(EntryForm::String);
+        entry.put_string(text);
+        continue;
+      }
+      case json::value_t::boolean: {
+        PartWriter entry(out.extend(string_room(key) + 1));
+        entry.put_string(key);
+        entry.put(*v.get_ptr<const json::boolean_t*>() ? EntryForm::True : EntryForm::False);
+        continue;
+      }
+      case json::value_t::number_unsigned: {
+        PartWriter entry(out.extend(string_room(key) + 1 + sizeof(uint64_t)));
+        entry.put_string(key);
+        entry.put(EntryForm::Unsigned);
+        entry.put<uint64_t>(*v.get_ptr<const json::number_unsigned_t*>());
+        continue;
+      }
+      case json::value_t::number_integer: {
+        PartWriter entry(out.extend(string_room(key) + 1 + sizeof(int64_t)));
+        entry.put_string(key);
+        entry.put(EntryForm::Integer);
+        entry.put<int64_t>(*v.get_ptr<const json::number_integer_t*>());
+        continue;
+      }
+      default:
+        out.shrink_to(mark);
+        return false;
+    }
   }
-  return size;
+  return true;
+}
+
+// Appends `value` as CBOR, a string of bytes.
+void append_cbor(RecordBuffer& out, const json& value) {
+  const std::vector<std::uint8_t> bytes = json::to_cbor(value);
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  PartWriter(out.extend(string_room(text))).put_string(text);
 }
 
 // Reads one record's fields in the order they were put.
@@ -155,22 +180,15 @@ class Cursor {
 
 }  // namespace
 
-void append_record(std::string& out, const Event& e) {
-  auto string_room = [](const std::optional<std::string>& text) {
-    return text ? kStringHeader + text->size() : 0;
-  };
+void append_record(RecordBuffer& out, const Event& e) {
   const bool extra = e.extra.is_object() && !e.extra.empty();  // to_json reads no other
-  const size_t flat_value = e.value.is_null() ? 0 : flat_object_size(e.value);
-  std::vector<std::uint8_t> value_cbor, extra_cbor;
-  if (!e.value.is_null() && flat_value == 0) value_cbor = json::to_cbor(e.value);
-  if (extra) extra_cbor = json::to_cbor(e.extra);
-  const size_t room = sizeof(uint32_t) + sizeof(int64_t) + 2 + kStringHeader + e.f.size() +
-                      string_room(e.lock) + string_room(e.owner) + 2 * sizeof(int64_t) +
-                      string_room(e.node) + string_room(e.error) + flat_value + 1 + kStringHeader +
-                      value_cbor.size() + kStringHeader + extra_cbor.size();
   const size_t start = out.size();
-  out.resize(start + room);
-  RecordWriter record(out.data() + start + sizeof(uint32_t));  // its length goes first, once known
+  const size_t head = sizeof(uint32_t) + sizeof(int64_t) + 2 + string_room(e.f) +
+                      optional_room(e.lock) + optional_room(e.owner) +
+                      (e.token ? sizeof(int64_t) : 0) + (e.client_time_ns ? sizeof(int64_t) : 0) +
+                      optional_room(e.node) + optional_room(e.error);
+  PartWriter record(out.extend(head));
+  record.put<uint32_t>(0);  // its length, once known
   record.put<int64_t>(e.time_ns);
   record.put<uint8_t>(uint8_t(e.type));
   record.put<uint8_t>(uint8_t((e.lock ? kLock : 0) | (e.owner ? kOwner : 0) |
@@ -184,19 +202,21 @@ void append_record(std::string& out, const Event& e) {
   if (e.client_time_ns) record.put<int64_t>(*e.client_time_ns);
   if (e.node) record.put_string(*e.node);
   if (e.error) record.put_string(*e.error);
-  auto bytes = [](const std::vector<std::uint8_t>& v) {
-    return std::string_view(reinterpret_cast<const char*>(v.data()), v.size());
-  };
-  if (flat_value > 0) {
-    record.put_flat_object(e.value);
-  } else if (!e.value.is_null()) {
-    record.put(ValueForm::Cbor);
-    record.put_string(bytes(value_cbor));
+  if (!e.value.is_null() && !append_flat_object(out, e.value)) {
+    PartWriter(out.extend(1)).put(ValueForm::Cbor);
+    append_cbor(out, e.value);
   }
-  if (extra) record.put_string(bytes(extra_cbor));
-  const auto length = uint32_t(record.at() - (out.data() + start) - sizeof(uint32_t));
+  if (extra) append_cbor(out, e.extra);
+  const auto length = uint32_t(out.size() - start - sizeof(uint32_t));
   std::memcpy(out.data() + start, &length, sizeof length);
-  out.resize(size_t(record.at() - out.data()));
+}
+
+void RecordBuffer::grow(size_t bytes) {
+  const size_t capacity = std::max(size_ + bytes, 2 * capacity_);
+  auto data = std::make_unique_for_overwrite<char[]>(capacity);
+  if (size_ > 0) std::memcpy(data.get(), data_.get(), size_);
+  data_ = std::move(data);
+  capacity_ = capacity;
 }
 
 SpoolReader::SpoolReader(std::filesystem::path path, std::string process)

@@ -8,6 +8,7 @@
 // order, no version): a spool lives as long as its run.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -18,9 +19,41 @@
 
 namespace locklab::history {
 
+// Records not yet written to their spool. Room is taken at the end a part
+// at a time and is not cleared first: each byte of it is written once.
+class RecordBuffer {
+ public:
+  const char* data() const { return data_.get(); }
+  char* data() { return data_.get(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear() { size_ = 0; }
+  // Room for `bytes` more at the end, uninitialised, valid until the next
+  // call that grows the buffer.
+  char* extend(size_t bytes) {
+    if (capacity_ - size_ < bytes) grow(bytes);
+    char* at = data_.get() + size_;
+    size_ += bytes;
+    return at;
+  }
+  // Room for `bytes` in all without growing again.
+  void reserve(size_t bytes) {
+    if (bytes > capacity_) grow(bytes - size_);
+  }
+  // Drops what was appended after the first `size` bytes.
+  void shrink_to(size_t size) { size_ = std::min(size, size_); }
+
+ private:
+  void grow(size_t bytes);
+
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
 // Appends `event`'s record to `out`; `event.process` and `event.index` are
 // left out (a spool holds one process's events; the merge numbers them).
-void append_record(std::string& out, const Event& event);
+void append_record(RecordBuffer& out, const Event& event);
 
 // A spool read back a record at a time.
 class SpoolReader {

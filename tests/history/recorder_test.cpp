@@ -97,6 +97,29 @@ TEST(Recorder, SpillsEventsToDiskWhileTheRunGoesOn) {
   EXPECT_EQ(recorder.write_history(dir.path() / "h.jsonl"), appended);
 }
 
+TEST(Recorder, ARecordLargerThanABlockComesBackWhole) {
+  TempDir dir;
+  Recorder recorder(dir.path());
+  ProcessLog& log = recorder.log_for("c1");
+  std::vector<Event> events;
+  for (int64_t n = 0; n < 3; ++n) {
+    events.push_back(op(Type::Info, "acquire", n));
+    // The middle one is 300 KB: its record outgrows the room a log keeps.
+    if (n == 1) events.back().error = std::string(300 * 1024, 'x');
+    log.append(events.back());
+  }
+  const auto file = dir.path() / "h.jsonl";
+  ASSERT_EQ(recorder.write_history(file), 3);
+  const std::vector<Event> read = read_history(file);
+  ASSERT_EQ(read.size(), events.size());
+  for (size_t i = 0; i < read.size(); ++i) {
+    events[i].index = read[i].index;
+    events[i].time_ns = read[i].time_ns;
+    events[i].process = read[i].process;
+    EXPECT_EQ(to_json(read[i]).dump(), to_json(events[i]).dump()) << "event " << i;
+  }
+}
+
 TEST(Recorder, ASpoolIsRemovedWhenTheRunEndsWithoutAHistory) {
   TempDir dir;
   {

@@ -22,22 +22,26 @@ std::string line_of(const Event& e) {
   }
 }
 
-void write_file(const std::filesystem::path& path, const std::string& bytes) {
+void write_file(const std::filesystem::path& path, std::string_view bytes) {
   std::ofstream out(path, std::ios::binary);
   out << bytes;
+}
+
+std::string_view bytes_of(const RecordBuffer& records) {
+  return {records.data(), records.size()};
 }
 
 RC_GTEST_PROP(Spool, EveryEventComesBackAsItWas, ()) {
   std::vector<Event> events;
   const int count = *rc::gen::inRange(1, 4);
-  std::string bytes;
+  RecordBuffer bytes;
   for (int i = 0; i < count; ++i) {
     events.push_back(testing::arbitrary_event());
     events.back().process = "c1";
     append_record(bytes, events.back());
   }
   TempDir dir("locklab-spool-test");
-  write_file(dir.path() / "spool", bytes);
+  write_file(dir.path() / "spool", bytes_of(bytes));
   SpoolReader reader(dir.path() / "spool", "c1");
   for (const Event& written : events) {
     RC_ASSERT(reader.next());
@@ -53,11 +57,11 @@ TEST(Spool, ARecordCutShortIsAnErrorNamingTheSpool) {
   Event e;
   e.f = "acquire";
   e.value = {{"ttl_ms", 100}};
-  std::string bytes;
+  RecordBuffer bytes;
   append_record(bytes, e);
   TempDir dir("locklab-spool-test");
   const auto path = dir.path() / "spool";
-  write_file(path, bytes.substr(0, bytes.size() - 3));
+  write_file(path, bytes_of(bytes).substr(0, bytes.size() - 3));
   SpoolReader reader(path, "c1");
   try {
     reader.next();
