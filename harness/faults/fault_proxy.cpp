@@ -147,6 +147,8 @@ class FaultProxy::Loop {
   void read_from(Link& link, bool from_client);
   void flush(Link& link, bool to_server, int64_t now);
   void close_link(Link& link, CloseHow how);
+  // Counts a link whose sockets were closed (or handed on) as closed.
+  void forget(Link& link);
   void cut_links();
   int64_t next_due_ns() const;
   void wake();
@@ -345,6 +347,10 @@ void FaultProxy::Loop::close_link(Link& link, CloseHow how) {
     else
       ::close(fd);
   }
+  forget(link);
+}
+
+void FaultProxy::Loop::forget(Link& link) {
   link.client = link.server = -1;
   link.closed = true;
   --open_;
@@ -366,9 +372,7 @@ void FaultProxy::Loop::cut_links() {
       closing.push_back(link.client);
     else if (link.client >= 0)
       ::close(link.client);
-    link.client = link.server = -1;
-    link.closed = true;
-    --open_;
+    forget(link);
   }
   const int64_t give_up_ns = now_ns() + std::chrono::nanoseconds(kCutSeenWithin).count();
   for (int fd : closing) {
