@@ -250,10 +250,14 @@ final class RedissonSupport {
         /** unlock() of one level by the request's owner, forgotten after its last. */
         Map<String, Object> release(JsonNode request) {
             String owner = request.get("owner").asText();
-            Holder holder = byOwner.get(owner);
-            if (holder == null) return notAnAcquisition();
-            if (--holder.levels == 0) byOwner.remove(owner);
-            return unlock(holder.lock, holder.threadId);
+            // The count changes inside the map's own update, as acquired() changes it.
+            Holder[] released = {null};
+            byOwner.computeIfPresent(owner, (key, held) -> {
+                released[0] = held;
+                return --held.levels == 0 ? null : held;
+            });
+            if (released[0] == null) return notAnAcquisition();
+            return unlock(released[0].lock, released[0].threadId);
         }
     }
 }
