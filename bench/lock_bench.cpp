@@ -24,8 +24,8 @@
 //       least and largest, and the lab's CPU per acquisition in each.
 //       Under `valgrind --tool=callgrind` each loop is also a profile of
 //       its own, labelled "recorded" or "not recorded" and holding only the
-//       loop's instructions: instructions per acquisition repeat from run
-//       to run where CPU seconds move with the host (bench/run.sh).
+//       loop's instructions: instructions per acquisition move by about a
+//       per cent from run to run where CPU seconds move by tens (bench/run.sh).
 //   lock_bench memory --seconds S [--clients N] [--json FILE]
 //       One recorded run of set-nx-px: its events and the process's peak
 //       resident memory (run it in a fresh process per length).
