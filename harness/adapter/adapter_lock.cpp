@@ -1,9 +1,11 @@
 #include "adapter_lock.h"
 
 #include <algorithm>
+#include <fstream>
 #include <mutex>
 #include <stdexcept>
 
+#include "adapter_pool.h"
 #include "clock.h"
 #include "redis_server.h"  // free_loopback_port
 
@@ -37,9 +39,13 @@ std::optional<int64_t> integer_field(const json& object, const char* field) {
   return it->get<int64_t>();
 }
 
-AdapterInfo say_hello(AdapterProcess& adapter) {
+// `redis`, when given, replaces the endpoints of --redis: the hello of a
+// kept adapter's next run.
+AdapterInfo say_hello(AdapterProcess& adapter, const std::string& redis = "") {
+  json request = {{"op", "hello"}};
+  if (!redis.empty()) request["redis"] = redis;
   const int64_t asked = machine_monotonic_ns();
-  json response = adapter.request({{"op", "hello"}});
+  json response = adapter.request(request);
   const int64_t answered = machine_monotonic_ns();
   if (!response["ok"].get<bool>()) protocol_error(adapter, "refused hello", response);
   AdapterInfo info;
@@ -59,6 +65,7 @@ AdapterInfo say_hello(AdapterProcess& adapter) {
   info.connect = optional_bool(adapter, response, "connect").value_or(false);
   info.incidents = optional_bool(adapter, response, "incidents").value_or(false);
   info.renewals = optional_bool(adapter, response, "renewals").value_or(false);
+  info.reusable = optional_bool(adapter, response, "reusable").value_or(false);
   if (info.renewals && !info.renews)
     protocol_error(adapter, "said hello with \"renewals\" but not \"renews\"", response);
   // What it dates (renewals, attempts) is dated by its CLOCK_MONOTONIC: it
@@ -156,7 +163,7 @@ AdapterInfo probe_adapter(const AdapterConfig& config) {
 }
 
 AdapterLock::AdapterLock(const AdapterConfig& config, const LockContext& context)
-    : context_(context) {
+    : config_(config), context_(context) {
   if (!context_.endpoint)
     throw std::invalid_argument("AdapterLock: the LockContext has no endpoint");
   if (!context_.clock) throw std::invalid_argument("AdapterLock: the LockContext has no clock");
@@ -165,17 +172,47 @@ AdapterLock::AdapterLock(const AdapterConfig& config, const LockContext& context
     redis.push_back(context_.endpoint(node));
   const std::string log_name =
       context_.client_id.empty() ? "adapter.stderr" : "adapter-" + context_.client_id + ".stderr";
-  adapter_ = std::make_unique<AdapterProcess>(config, redis, log_name);
-  info_ = say_hello(*adapter_);
+  if (config_.pool) {
+    if (!config.log_dir.empty()) run_log_ = config.log_dir / log_name;
+    // A kept adapter that cannot say hello again (it died idle) is stopped,
+    // and a new one serves the run, as it would have without the pool.
+    if ((adapter_ = config_.pool->take(config))) {
+      std::error_code unknown_size;
+      log_from_ = std::filesystem::file_size(adapter_->stderr_log(), unknown_size);
+      try {
+        info_ = say_hello(*adapter_, redis_list(redis));
+      } catch (const AdapterError&) {
+        adapter_.reset();
+      }
+    }
+    if (!adapter_) {
+      adapter_ = config_.pool->start(config, redis);
+      log_from_ = 0;
+      try {
+        info_ = say_hello(*adapter_);
+      } catch (...) {
+        copy_log();
+        throw;
+      }
+    }
+  } else {
+    adapter_ = std::make_unique<AdapterProcess>(config, redis, log_name);
+    info_ = say_hello(*adapter_);
+  }
   hello_at_ = std::chrono::steady_clock::now();
   if (info_.connect) {
     json request = {{"op", "connect"}};
     if (context_.story_ttl) request["ttl_ms"] = context_.story_ttl->count();
-    json connected = adapter_->request(request);
-    report_incidents(connected);
-    if (!connected["ok"].get<bool>())
-      throw AdapterError("adapter '" + adapter_->command() + "' could not connect to " +
-                         redis_list(redis) + ": " + error_of(connected, false));
+    try {
+      json connected = adapter_->request(request);
+      report_incidents(connected);
+      if (!connected["ok"].get<bool>())
+        throw AdapterError("adapter '" + adapter_->command() + "' could not connect to " +
+                           redis_list(redis) + ": " + error_of(connected, false));
+    } catch (...) {
+      copy_log();
+      throw;
+    }
   }
   if (context_.gate) {
     relay_ = std::make_shared<PauseRelay>();
@@ -192,6 +229,33 @@ AdapterLock::~AdapterLock() {
   if (relay_) {
     std::lock_guard lock(relay_->mu);
     relay_->adapter = nullptr;
+  }
+  if (!config_.pool) return;
+  const bool kept = reset_for_the_pool();
+  copy_log();
+  if (kept) config_.pool->keep(config_, std::move(adapter_));
+}
+
+bool AdapterLock::reset_for_the_pool() {
+  if (!finished_ || !info_.reusable || !adapter_->can_serve_again()) return false;
+  try {
+    // What the reset's answer carries (incidents, renewals) is of a run
+    // that is over: the adapter is not asked for more than this.
+    return adapter_->request({{"op", "reset"}})["ok"].get<bool>();
+  } catch (const std::exception&) {
+    return false;  // stopped, as an adapter of its own would be
+  }
+}
+
+void AdapterLock::copy_log() noexcept {
+  if (run_log_.empty() || !adapter_) return;
+  try {
+    std::ifstream in(adapter_->stderr_log(), std::ios::binary);
+    in.seekg(std::streamoff(log_from_));
+    std::ofstream out(run_log_, std::ios::binary | std::ios::trunc);
+    if (in && in.peek() != std::ifstream::traits_type::eof()) out << in.rdbuf();
+  } catch (const std::exception&) {
+    // A log that cannot be copied costs the post-mortem, not the run.
   }
 }
 
@@ -277,6 +341,7 @@ void AdapterLock::report_incidents(const json& response) {
 void AdapterLock::finish() {
   if (info_.incidents) call({{"op", "incidents"}});
   if (info_.renewals) call({{"op", "renewals"}});
+  finished_ = true;
 }
 
 AcquireResult AdapterLock::acquire(const std::string& name, milliseconds ttl, milliseconds wait) {

@@ -6,6 +6,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,6 +48,9 @@ struct AdapterInfo {
   // Its hello carried this machine's CLOCK_MONOTONIC ("monotonic_ns"): it may
   // date what it reports (renewals, an acquire's attempt_ns) by it.
   bool monotonic_clock = false;
+  // It answers "reset" and may serve another run (PROTOCOL.md, "Kept
+  // between runs"); kept only where AdapterConfig::pool is set.
+  bool reusable = false;
 };
 
 // Starts the adapter (with a loopback endpoint where nothing listens: hello
@@ -54,12 +59,16 @@ AdapterInfo probe_adapter(const AdapterConfig& config);
 
 class AdapterLock final : public Lock {
  public:
-  // Starts the adapter of `config` for the client of `context`, with the
-  // client's endpoints context.endpoint(0 .. node_count-1) as they are now,
-  // follows context.gate (if set) with SIGSTOP/SIGCONT, says hello, and
-  // sends "connect" when hello asks for it. Throws AdapterError if the adapter
+  // Starts the adapter of `config` for the client of `context` (or takes
+  // one config.pool kept), with the client's endpoints
+  // context.endpoint(0 .. node_count-1) as they are now, follows
+  // context.gate (if set) with SIGSTOP/SIGCONT, says hello, and sends
+  // "connect" when hello asks for it. Throws AdapterError if the adapter
   // cannot start, answers hello wrongly or cannot connect.
   AdapterLock(const AdapterConfig& config, const LockContext& context);
+  // Stops the adapter; or, after finish() and with config.pool set, resets
+  // a reusable one and leaves it in the pool. Either way a pool's adapter
+  // leaves what it logged during this client in the client's log.
   ~AdapterLock() override;
 
   // Done / Refused / Unknown as the adapter answers (ok:true / ok:false /
@@ -94,7 +103,14 @@ class AdapterLock final : public Lock {
   void report_incidents(const nlohmann::json& response);
   // Every renewal a response carries goes to context_.renewal_learnt.
   void report_renewals(const nlohmann::json& response);
+  // With a pool: resets the adapter and hands it to the pool when it may
+  // serve again; false when it may not (it is then stopped).
+  bool reset_for_the_pool();
+  // With a pool: copies what the adapter logged since this client took it
+  // to the client's own log, where an adapter of its own would have logged.
+  void copy_log() noexcept;
 
+  AdapterConfig config_;
   LockContext context_;
   std::unique_ptr<AdapterProcess> adapter_;
   std::shared_ptr<PauseRelay> relay_;
@@ -102,6 +118,11 @@ class AdapterLock final : public Lock {
   // When hello was answered: the adapter dates its incidents from then.
   std::chrono::steady_clock::time_point hello_at_;
   std::map<std::string, std::string> held_;  // lock -> the owner of the lease this client holds
+  bool finished_ = false;                    // finish() answered: the client ended normally
+  // With a pool: the client's own log, and the size of the pool's adapter's
+  // log when this client took it.
+  std::filesystem::path run_log_;
+  std::uintmax_t log_from_ = 0;
 };
 
 // The factory the runner uses for `--adapter COMMAND`.

@@ -191,6 +191,15 @@ void AdapterProcess::resume() {
   paused_since_.reset();
 }
 
+bool AdapterProcess::can_serve_again() {
+  {
+    std::lock_guard lock(request_mu_);
+    if (!failure_.empty()) return false;
+  }
+  std::lock_guard lock(process_mu_);
+  return !paused_since_ && !process_->poll();
+}
+
 milliseconds AdapterProcess::paused_so_far() {
   std::lock_guard lock(process_mu_);
   milliseconds total = paused_total_;

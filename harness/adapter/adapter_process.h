@@ -24,6 +24,8 @@
 
 namespace locklab {
 
+class AdapterPool;
+
 // Anything that went wrong with the adapter itself rather than with the lock:
 // it could not start, exited, printed something that is not a valid response,
 // or did not answer in time. The message is one line that names the adapter
@@ -53,6 +55,10 @@ struct AdapterConfig {
   // The directory the command runs in; empty = the lab's (a libraries file's
   // commands run in the file's directory).
   std::filesystem::path cwd;
+  // Where an adapter that says hello with "reusable" goes at its client's
+  // normal end, reset, for a later client to take (adapter_pool.h); null:
+  // every client starts its own adapter and stops it at its end.
+  std::shared_ptr<AdapterPool> pool;
 };
 
 class AdapterProcess {
@@ -89,6 +95,10 @@ class AdapterProcess {
   // group. Safe to call from any thread, also while request() waits.
   void pause();
   void resume();
+
+  // Whether it may serve another run: running, not paused, and no request
+  // of it has failed.
+  bool can_serve_again();
 
   pid_t pid() const { return process_->pid(); }
   const std::string& command() const { return command_; }

@@ -56,6 +56,7 @@ Action add_envelope_command(CLI::App& parent) {
     std::string out_dir = "locklab-out/envelope";
     std::string reuse;
     std::string time = "auto";
+    bool fresh_adapters = false;
   };
   auto options = std::make_shared<Options>();
   auto* envelope = parent.add_subcommand(
@@ -100,6 +101,11 @@ Action add_envelope_command(CLI::App& parent) {
       "conditions (the same locklab build and Redis version, story, axis, lock name, version and "
       "adapter, and seeds; a failed search is made again): after adding a library, only its "
       "searches run. The directory may be --out itself");
+  envelope->add_flag(
+      "--fresh-adapters", options->fresh_adapters,
+      "Start every run's adapters anew, as the comparison's story cells do, instead of keeping "
+      "each between runs (harness/adapter/PROTOCOL.md, \"Kept between runs\"): a cold runtime's "
+      "start-up and first calls in every run");
   envelope->footer(
       "The story, the axes and each algorithm's prediction: lock_impls/envelope_axis.h and the "
       "algorithms' headers. `locklab report SUITE_DIR` draws SUITE_DIR/envelope/envelope.json on "
@@ -112,6 +118,13 @@ Action add_envelope_command(CLI::App& parent) {
     const std::vector<LockUnderTest> locks =
         chosen_locks(built_ins_and_libraries(options->libraries), options->locks);
     const Servers servers = checked_servers("", options->time);
+    // One pool for every search: a lock's searches come one after another,
+    // so its adapters are taken again before they are pushed out.
+    std::shared_ptr<AdapterPool> adapters;
+    if (!options->fresh_adapters) adapters = std::make_shared<AdapterPool>();
+    std::vector<LockUnderTest> runs_locks = locks;
+    for (LockUnderTest& lock : runs_locks)
+      if (lock.adapter) lock.adapter->pool = adapters;
 
     suite::EnvelopeOptions envelope_options{.locks = locks,
                                             .axes = axes,
@@ -122,8 +135,9 @@ Action add_envelope_command(CLI::App& parent) {
                                             .out_dir = options->out_dir,
                                             .redis_version = servers.redis_version(),
                                             .invocation = current_invocation(),
-                                            .reuse = options->reuse};
-    nlohmann::json result = suite::run_envelope(envelope_options, cell_runner(locks, servers));
+                                            .reuse = options->reuse,
+                                            .adapters = adapters};
+    nlohmann::json result = suite::run_envelope(envelope_options, cell_runner(runs_locks, servers));
     std::cout << suite::envelope_table(result);
     std::cerr << "results: " << (envelope_options.out_dir / "envelope.json").string() << "\n";
     std::cerr << "report: " << reports::write_report(envelope_options.out_dir).string() << "\n";

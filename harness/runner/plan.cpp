@@ -110,9 +110,11 @@ std::string LockUnderTest::story_algorithm() const {
 
 std::unique_ptr<Lock> LockUnderTest::make(const LockContext& context,
                                           const std::filesystem::path& log_dir,
-                                          const std::map<std::string, std::string>& env) const {
+                                          const std::map<std::string, std::string>& env,
+                                          bool own_adapter) const {
   if (!adapter) return make_lock(name, context);
   AdapterConfig config = *adapter;
+  if (own_adapter) config.pool.reset();
   if (config.log_dir.empty()) config.log_dir = log_dir;
   for (const auto& [k, v] : env) config.env[k] = v;
   return make_adapter_lock(config, context);

@@ -78,9 +78,13 @@ struct LockUnderTest {
   std::string story_algorithm() const;
 
   // A lock object for one client. An adapter keeps its stderr in `log_dir`
-  // and gets `env` added to its environment (a clock shim, credentials).
+  // and gets `env` added to its environment (a clock shim, credentials);
+  // with `own_adapter` it is started for this client alone even where
+  // adapter->pool would keep it (a clock shim's file is the run's own: no
+  // later run could take it).
   std::unique_ptr<Lock> make(const LockContext& context, const std::filesystem::path& log_dir,
-                             const std::map<std::string, std::string>& env) const;
+                             const std::map<std::string, std::string>& env,
+                             bool own_adapter = false) const;
 };
 
 // Every built-in algorithm as a lock under test, in the registry's order.

@@ -230,7 +230,9 @@ RunClients make_clients(const RunPlan& plan, const LockUnderTest& lock, Cluster&
         [&, id, i, env, &log = recorder.log_for(id), &late_log = recorder.late_log_for(id)] {
           return std::make_unique<Client>(
               id, seed * 1000 + uint64_t(i + 1), log, late_log,
-              [&lock, log_dir, env](LockContext c) { return lock.make(c, log_dir, env); },
+              [&lock, log_dir, env, own = plan.adapter_clocks](LockContext c) {
+                return lock.make(c, log_dir, env, own);
+              },
               lock_context(plan, cluster, credentials, i), listener);
         });
   }

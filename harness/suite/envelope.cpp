@@ -621,7 +621,8 @@ json story_json(const EnvelopeOptions& options) {
           {"partition_work", kEnvelopePartitionWork},
           {"repeats", options.repeats},
           {"confirm_runs", options.confirm_runs},
-          {"seed", options.seed}};
+          {"seed", options.seed},
+          {"adapters_kept", options.adapters != nullptr}};
 }
 
 // Whether an earlier document's entry exists and is `now`.
@@ -776,6 +777,11 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
       {"totals", totals},
       {"exit_status", exit_status_of(totals)}};
   if (json reuse = carried.summary(); !reuse.is_null()) document["reuse"] = reuse;
+  const AdapterPool::Counts adapters =
+      options.adapters ? options.adapters->counts() : AdapterPool::Counts{};
+  document["adapters"] = {{"kept", options.adapters != nullptr},
+                          {"started", adapters.started},
+                          {"reused", adapters.reused}};
   write_file_atomically(options.out_dir / "envelope.json", document.dump(2) + "\n");
   return document;
 }

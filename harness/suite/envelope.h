@@ -35,11 +35,13 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "adapter_pool.h"
 #include "envelope_axis.h"
 #include "outcome.h"
 #include "plan.h"
@@ -144,13 +146,19 @@ struct EnvelopeOptions {
   // conditions (the same lab build and Redis version, story, axis scale,
   // lock and run seeds, and not failed) is carried over, not made again.
   std::filesystem::path reuse;
+  // Where the runs keep their adapters between runs (the cell runner's
+  // locks carry it: AdapterConfig::pool); null: every run starts its own.
+  // Only read here, for the document's "adapters".
+  std::shared_ptr<const AdapterPool> adapters;
 };
 
 // Searches every lock on every axis, writes OUT/envelope.json atomically and
 // returns it: {envelope {lease_ms, work, partition_work, repeats,
-// confirm_runs, seed}, locklab_version, lab_build, redis_version,
+// confirm_runs, seed, adapters_kept}, locklab_version, lab_build, redis_version,
 // invocation, started_at, seconds, reuse {from, searches_carried} (with
-// --reuse only), axes [{axis, unit, gentle, harsh, precision, tolerance,
+// --reuse only), adapters {kept, started, reused} (how many adapter
+// processes the runs started, and how many times a run took one an earlier
+// run had reset), axes [{axis, unit, gentle, harsh, precision, tolerance,
 // fault}], locks [{name, family, like, version, adapter}], cells [{lock,
 // axis, seed_base, carried_from (a carried search only), outcome, median,
 // min, max (where the holds first overlapped), harm {outcome, median, min,

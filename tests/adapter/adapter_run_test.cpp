@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
+#include <sstream>
 
+#include "adapter_pool.h"
 #include "adapter_process.h"
 #include "runner.h"
 #include "scenario.h"
@@ -360,6 +363,127 @@ TEST(AdapterIncidents, AFailedConnectOrAMalformedIncidentIsAnErrorNamingIt) {
         run_cell(two_holds(), incident_lock(" --bad-incident"), Servers{}, 1, out.path());
     ASSERT_TRUE(run.error);
     EXPECT_NE(run.error->find("sent an incident that is not"), std::string::npos) << *run.error;
+  }
+}
+
+// Two clients take turns at L, each acquire waiting for the other's hold;
+// with `crash`, c2 waits until c1 holds L, and c1 crashes there (its lock
+// dies with it).
+Scenario turns(bool crash) {
+  json scenario = json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2,
+      "duration_ms": 1500, "workload": {"ttl_ms": 300, "wait_ms": 1000, "ops_per_client": 3,
+                                        "work_ms": 20},
+      "expect": {"default": {"verdict": "safe"}}})");
+  if (crash)
+    scenario["faults"] = json::parse(R"([
+        {"kind": "pause", "at_ms": 0, "clients": ["c2"], "duration_ms": 10,
+         "until": {"client": "c1", "step": "acquired"}},
+        {"kind": "crash-client", "when": {"client": "c1", "step": "acquired"}}])");
+  return parse_scenario(scenario, crash ? "turns-with-a-crash.json" : "turns.json");
+}
+
+// The reusable test adapter (reusable_lock.py) with `flags`, kept in `pool`.
+LockUnderTest kept_adapter(const std::shared_ptr<AdapterPool>& pool,
+                           const std::string& flags = "") {
+  LockUnderTest lock = LockUnderTest::from_adapter(
+      {.command = "/usr/bin/python3 " ADAPTER_TEST_DIR "/reusable_lock.py" + flags}, "set-nx-px");
+  lock.adapter->pool = pool;
+  return lock;
+}
+
+std::string text_of(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The "pid P serves HOST:PORT" lines an adapter's log of one run holds.
+std::vector<std::string> serves_lines(const std::filesystem::path& log) {
+  std::vector<std::string> lines;
+  std::istringstream in(text_of(log));
+  for (std::string line; std::getline(in, line);)
+    if (line.find(" serves ") != std::string::npos) lines.push_back(line);
+  return lines;
+}
+
+TEST(AdapterPool, AKeptAdapterServesTheNextRunOnThatRunsServers) {
+  TempDir out;
+  auto pool = std::make_shared<AdapterPool>();
+  const LockUnderTest lock = kept_adapter(pool);
+  // Per run: the adapters' pids, and the endpoints they served.
+  std::vector<std::set<std::string>> pids(2), endpoints(2);
+  for (int run = 0; run < 2; ++run) {
+    const auto dir = out.path() / ("run-" + std::to_string(run));
+    json result = run_cell(turns(false), lock, Servers{}, uint64_t(run + 1), dir).to_json();
+    // An adapter that kept the last run's endpoints fails its first acquire.
+    ASSERT_TRUE(result["error"].is_null()) << result["error"];
+    EXPECT_EQ(result["verdict"], "safe");
+    EXPECT_EQ(result["stats"]["acquires_ok"].get<int>(), 6) << result.dump(2);
+    // Each run's log holds what the adapter wrote during that run, and only that.
+    for (const char* client : {"c1", "c2"}) {
+      const auto log = dir / "reusable-lock" / ("adapter-" + std::string(client) + ".stderr");
+      const auto lines = serves_lines(log);
+      ASSERT_EQ(lines.size(), 1u) << text_of(log);
+      const size_t serves = lines[0].find(" serves ");
+      pids[run].insert(lines[0].substr(0, serves));
+      endpoints[run].insert(lines[0].substr(serves));
+    }
+  }
+  EXPECT_EQ(pool->counts().started, 2);
+  EXPECT_EQ(pool->counts().reused, 2);
+  // The same two processes, on the second run's servers.
+  EXPECT_EQ(pids[0], pids[1]);
+  EXPECT_NE(endpoints[0], endpoints[1]);
+}
+
+TEST(AdapterPool, ACrashedClientsAdapterIsStoppedNotKept) {
+  TempDir out;
+  auto pool = std::make_shared<AdapterPool>();
+  const LockUnderTest lock = kept_adapter(pool);
+  json first = run_cell(turns(true), lock, Servers{}, 1, out.path() / "1").to_json();
+  ASSERT_TRUE(first["error"].is_null()) << first["error"];
+  ASSERT_TRUE(first["faults"][1]["fired"].get<bool>()) << first.dump(2);
+  json second = run_cell(turns(false), lock, Servers{}, 2, out.path() / "2").to_json();
+  ASSERT_TRUE(second["error"].is_null()) << second["error"];
+  // c2's adapter was kept; c1's died with its client, so c1 got a new one.
+  EXPECT_EQ(pool->counts().started, 3);
+  EXPECT_EQ(pool->counts().reused, 1);
+}
+
+TEST(AdapterPool, ARunWhoseAdaptersKeepAClockOfTheirOwnStartsAndStopsItsOwn) {
+  TempDir out;
+  auto pool = std::make_shared<AdapterPool>();
+  const LockUnderTest lock = kept_adapter(pool);
+  // A clock jump of c2's: every adapter of the run runs under a clock shim
+  // whose file is the run's own.
+  Scenario jumped = turns(false);
+  jumped.faults = parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2,
+      "faults": [{"kind": "clock-jump", "at_ms": 0, "clients": ["c2"], "delta_ms": 1}],
+      "expect": {"default": {"verdict": "safe"}}})"),
+                                 "jump.json")
+                      .faults;
+  for (int run = 1; run <= 2; ++run) {
+    json result =
+        run_cell(jumped, lock, Servers{}, uint64_t(run), out.path() / std::to_string(run))
+            .to_json();
+    ASSERT_TRUE(result["error"].is_null()) << result["error"];
+  }
+  EXPECT_EQ(pool->counts().started, 0);
+  EXPECT_EQ(pool->counts().reused, 0);
+}
+
+TEST(AdapterPool, AnAdapterThatIsNotReusableOrRefusesTheResetIsStopped) {
+  for (const std::string flags : {" --not-reusable", " --refuse-reset"}) {
+    TempDir out;
+    auto pool = std::make_shared<AdapterPool>();
+    const LockUnderTest lock = kept_adapter(pool, flags);
+    for (int run = 1; run <= 2; ++run) {
+      json result =
+          run_cell(turns(false), lock, Servers{}, uint64_t(run), out.path() / std::to_string(run))
+              .to_json();
+      ASSERT_TRUE(result["error"].is_null()) << flags << ": " << result["error"];
+    }
+    EXPECT_EQ(pool->counts().started, 4) << flags;
+    EXPECT_EQ(pool->counts().reused, 0) << flags;
   }
 }
 

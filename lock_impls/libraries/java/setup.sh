@@ -67,7 +67,7 @@ for adapter in RedissonLeaseLock RedissonWatchdogLock RedissonFencedLockAdapter 
   # shellcheck disable=SC2086 # the adapter's class and its flags, as words
   printf '%s\n' '{"id":1,"op":"hello"}' '{"id":2,"op":"connect","ttl_ms":1000}' \
     '{"id":3,"op":"acquire","lock":"setup","ttl_ms":1000,"wait_ms":0}' \
-    '{"id":4,"op":"release","lock":"setup","owner":"setup"}' |
+    '{"id":4,"op":"release","lock":"setup","owner":"setup"}' '{"id":5,"op":"reset"}' |
     LOCKLAB_JAVA_CLASS_LIST=target/classes.part timeout 60 ./run $adapter \
       --redis "$redis,$redis,$redis" >/dev/null 2>&1 || true
   cat target/classes.part >> target/classes.lst 2>/dev/null || true

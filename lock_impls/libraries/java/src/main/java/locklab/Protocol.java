@@ -62,6 +62,13 @@ public final class Protocol {
         default Map<String, Object> held(JsonNode request) throws Exception {
             return fail("unsupported: the library does not say whether a lease is held");
         }
+        /**
+         * The reset op (PROTOCOL.md, "Kept between runs"): closes every
+         * client of the library and returns only once its threads, timers
+         * and connections are gone, without releasing anything. The
+         * process then serves the next run with an adapter of its own.
+         */
+        void close() throws Exception;
     }
 
     public interface Factory {
@@ -136,6 +143,7 @@ public final class Protocol {
         response.put("fencing", false);
         response.put("connect", true);
         response.put("incidents", true);
+        response.put("reusable", true);
         return response;
     }
 
@@ -194,18 +202,30 @@ public final class Protocol {
 
     static List<Endpoint> endpoints(String[] args) {
         for (int i = 0; i + 1 < args.length; i++) {
-            if (args[i].equals("--redis")) {
-                List<Endpoint> endpoints = new ArrayList<>();
-                for (String hostPort : args[i + 1].split(",")) {
-                    int colon = hostPort.lastIndexOf(':');
-                    endpoints.add(new Endpoint(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1))));
-                }
-                return endpoints;
-            }
+            if (args[i].equals("--redis")) return endpoints(args[i + 1]);
         }
         System.err.println("usage: ... --redis host:port[,host:port...]");
         System.exit(2);
         return null;
+    }
+
+    /** The endpoints of "host:port[,host:port...]", node 0 first. */
+    static List<Endpoint> endpoints(String list) {
+        List<Endpoint> endpoints = new ArrayList<>();
+        for (String hostPort : list.split(",")) {
+            int colon = hostPort.lastIndexOf(':');
+            endpoints.add(new Endpoint(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1))));
+        }
+        return endpoints;
+    }
+
+    /** Requests run on worker threads, so that one the library never answers can be answered unknown at the deadline while the loop goes on. */
+    private static ExecutorService newWorkers() {
+        return Executors.newCachedThreadPool(runnable -> {
+            Thread thread = new Thread(runnable, "adapter-request");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /** The target's credentials, when the lab passes them (absent otherwise). */
@@ -241,13 +261,7 @@ public final class Protocol {
         System.setOut(System.err);
         Thread.setDefaultUncaughtExceptionHandler((thread, error) -> incident("uncaught-exception", error));
         List<Endpoint> endpoints = endpoints(args);
-        // Requests run on worker threads, so that one the library never
-        // answers can be answered unknown at the deadline while the loop goes on.
-        ExecutorService workers = Executors.newCachedThreadPool(runnable -> {
-            Thread thread = new Thread(runnable, "adapter-request");
-            thread.setDaemon(true);
-            return thread;
-        });
+        ExecutorService workers = newWorkers();
         Adapter adapter = null;
         try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             String line;
@@ -256,6 +270,33 @@ public final class Protocol {
                 JsonNode request = JSON.readTree(line);
                 long id = request.get("id").asLong();
                 String op = request.path("op").asText();
+                if (op.equals("reset")) {
+                    // The run is over: nothing of it may reach the next one.
+                    Map<String, Object> response = ok();
+                    if (adapter != null) {
+                        final Adapter closing = adapter;
+                        adapter = null;
+                        Future<?> closed = workers.submit(() -> { closing.close(); return null; });
+                        try {
+                            closed.get(DEADLINE_MS, TimeUnit.MILLISECONDS);
+                        } catch (Exception e) {
+                            Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
+                            System.err.println("reset: " + describe(cause));
+                            response = fail("could not close the library's clients: " + describe(cause));
+                        }
+                    }
+                    workers.shutdownNow();
+                    workers = newWorkers();
+                    takeIncidents();
+                    takeRenewals();
+                    System.err.println("reset: the run is over" + (response.get("ok") == Boolean.TRUE ? "" : ", not cleanly"));
+                    respond(id, response);
+                    continue;
+                }
+                if (op.equals("hello") && request.hasNonNull("redis")) {
+                    endpoints = endpoints(request.get("redis").asText());
+                    System.err.println("hello: a new run on " + request.get("redis").asText());
+                }
                 if (adapter == null) adapter = factory.create(endpoints);
                 if (op.equals("hello")) {
                     Map<String, Object> response = adapter.hello();

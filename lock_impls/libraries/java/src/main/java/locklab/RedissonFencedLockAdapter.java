@@ -44,6 +44,11 @@ public final class RedissonFencedLockAdapter implements Protocol.Adapter {
     }
 
     @Override
+    public void close() {
+        client.close();
+    }
+
+    @Override
     public Map<String, Object> acquire(JsonNode request) {
         long threadId = RedissonSupport.newHolderId();
         String name = request.get("lock").asText();

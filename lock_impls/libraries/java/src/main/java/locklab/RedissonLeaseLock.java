@@ -39,6 +39,11 @@ public final class RedissonLeaseLock implements Protocol.Adapter {
     }
 
     @Override
+    public void close() {
+        client.close();
+    }
+
+    @Override
     public Map<String, Object> acquire(JsonNode request) {
         long threadId = RedissonSupport.newHolderId();
         String name = request.get("lock").asText();

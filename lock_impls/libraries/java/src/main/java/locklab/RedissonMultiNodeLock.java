@@ -96,6 +96,12 @@ public final class RedissonMultiNodeLock implements Protocol.Adapter {
     }
 
     @Override
+    public synchronized void close() {
+        for (RedissonClient client : clients) RedissonSupport.shutdown(client);
+        clients.clear();
+    }
+
+    @Override
     public Map<String, Object> acquire(JsonNode request) {
         String name = request.get("lock").asText();
         List<TappedLock> nodes = new ArrayList<>();

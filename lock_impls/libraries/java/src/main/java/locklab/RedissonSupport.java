@@ -57,6 +57,15 @@ final class RedissonSupport {
     }
 
     /**
+     * Closes a client for the reset op: its event loops, timers (the
+     * watchdog's) and connections, at once (no quiet period) and waiting
+     * up to 2 s for its threads to end.
+     */
+    static void shutdown(RedissonClient client) {
+        client.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    /**
      * The connect op: builds a client, trying up to three times, since a
      * JVM starting cold beside others may miss the 0.5 s connect timeout
      * (this is before the story's clock starts).
@@ -185,6 +194,11 @@ final class RedissonSupport {
 
         RedissonClient get() {
             return client;
+        }
+
+        synchronized void close() {
+            if (client != null) shutdown(client);
+            client = null;
         }
 
         RedissonWire wire() {

@@ -77,6 +77,13 @@ public final class RedissonWatchdogLock implements Protocol.Adapter {
             warmUp.unlockAsync(WARM_UP_HOLDER).get();
     }
 
+    @Override
+    public synchronized void close() {
+        for (RedissonClient client : clients.values()) RedissonSupport.shutdown(client);
+        clients.clear();
+        wires.clear();
+    }
+
     /** The holder id of the warm-up lock: no story's holder (RedissonSupport.newHolderId counts up from 1000001). */
     private static final long WARM_UP_HOLDER = 1;
 

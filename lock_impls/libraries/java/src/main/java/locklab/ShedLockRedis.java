@@ -70,6 +70,15 @@ public final class ShedLockRedis implements Protocol.Adapter {
         provider = new RedisLockProvider.Builder(built).safeUpdate(safeUpdate).build();
     }
 
+    /** Forgets every holder (nothing unlocked) and closes the Jedis pool. */
+    @Override
+    public synchronized void close() {
+        holders.clear();
+        if (factory != null) factory.destroy();
+        provider = null;
+        factory = null;
+    }
+
     @Override
     public Map<String, Object> acquire(JsonNode request) throws InterruptedException {
         String name = request.get("lock").asText();

@@ -48,6 +48,7 @@ public final class SpringLockRegistry implements Protocol.Adapter {
 
     private final Protocol.Endpoint endpoint;
     private volatile RedisLockRegistry registry;
+    private volatile JedisConnectionFactory factory;
     private final Map<String, Holder> holders = new ConcurrentHashMap<>();
 
     SpringLockRegistry(List<Protocol.Endpoint> endpoints) {
@@ -64,9 +65,20 @@ public final class SpringLockRegistry implements Protocol.Adapter {
     @Override
     public synchronized void connect() {
         if (registry != null) return;
-        JedisConnectionFactory factory = SpringRedis.connectionFactory(endpoint);
+        factory = SpringRedis.connectionFactory(endpoint);
         // Its connections watched (SpringRedis.watchingScripts): which obtain script took the lock.
         registry = new RedisLockRegistry(SpringRedis.watchingScripts(factory), "locklab");
+    }
+
+    /** The registry's executor, each holder's thread (nothing unlocked), then the Jedis pool. */
+    @Override
+    public synchronized void close() {
+        if (registry != null) registry.destroy();
+        for (Holder holder : holders.values()) holder.thread().shutdownNow();
+        holders.clear();
+        if (factory != null) factory.destroy();
+        registry = null;
+        factory = null;
     }
 
     /** tryLock(wait_ms, ttl_ms) on a thread of its own, which keeps the local lock until release. */
