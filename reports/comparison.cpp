@@ -539,6 +539,13 @@ std::string envelope_header(const json& envelope) {
         envelope.value("seconds", json(0)).dump() + " s, Redis " +
         text_at(envelope, "redis_version") + "\n";
   md += "- command: `" + command_of(envelope, "locklab envelope") + "`\n";
+  if (const json adapters = envelope.value("adapters", json::object());
+      adapters.value("kept", false))
+    md += "- adapters kept between runs (harness/adapter/PROTOCOL.md, \"Kept between runs\"): " +
+          adapters.value("started", json(0)).dump() + " processes started, taken again " +
+          adapters.value("reused", json(0)).dump() +
+          " times; an adapter that cannot be reset, and every run on a clock of its own, starts "
+          "its own\n";
   if (envelope.contains("reuse"))
     md += "- carried over (↻): " + envelope["reuse"].value("searches_carried", json(0)).dump() +
           " searches were not made again but carried from the earlier envelope in `" +

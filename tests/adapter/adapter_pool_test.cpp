@@ -1,10 +1,11 @@
 // The pool's own rules, with processes that never speak: which idle adapter
 // a client may take, and that the pool stops what it cannot keep.
 #include "adapter_pool.h"
-#include "adapter_test_support.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
+
+#include "adapter_test_support.h"
 
 namespace locklab {
 namespace {

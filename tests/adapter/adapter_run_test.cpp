@@ -462,9 +462,8 @@ TEST(AdapterPool, ARunWhoseAdaptersKeepAClockOfTheirOwnStartsAndStopsItsOwn) {
                                  "jump.json")
                       .faults;
   for (int run = 1; run <= 2; ++run) {
-    json result =
-        run_cell(jumped, lock, Servers{}, uint64_t(run), out.path() / std::to_string(run))
-            .to_json();
+    json result = run_cell(jumped, lock, Servers{}, uint64_t(run), out.path() / std::to_string(run))
+                      .to_json();
     ASSERT_TRUE(result["error"].is_null()) << result["error"];
   }
   EXPECT_EQ(pool->counts().started, 0);

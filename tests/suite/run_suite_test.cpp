@@ -701,6 +701,29 @@ TEST_F(RunSuite, TheEnvelopeChartsAreOnTheComparisonPage) {
       << md;
 }
 
+// Whether the envelope's runs kept their adapters between runs is said
+// beside its command, with how many processes they started.
+TEST_F(RunSuite, TheComparisonSaysWhenTheEnvelopesKeptTheirAdapters) {
+  SuiteOptions o = options();
+  compare_with_a_library(*this, o);
+  CellRunner fake = suite_test::fake_envelope_runner([](const std::string&) { return 0.52; });
+  for (const bool kept : {false, true}) {
+    EnvelopeOptions e;
+    e.locks = {LockUnderTest::built_in("set-nx-px")};
+    e.axes = {EnvelopeAxis::Pause};
+    e.repeats = 1;
+    e.out_dir = o.out_dir / "envelope";
+    std::ostringstream progress;
+    e.progress = &progress;
+    if (kept) e.adapters = std::make_shared<AdapterPool>();
+    const json envelope = run_envelope(e, fake);
+    EXPECT_EQ(envelope["adapters"]["kept"], kept);
+    EXPECT_EQ(envelope["envelope"]["adapters_kept"], kept);
+    const std::string md = reports::comparison_markdown(o.out_dir);
+    EXPECT_EQ(md.find("- adapters kept between runs") != std::string::npos, kept) << md;
+  }
+}
+
 TEST_F(RunSuite, UnwritableOutputThrowsNamingTheFile) {
   SuiteOptions o = options();
   std::ofstream(out.path() / "file") << "x";
