@@ -312,6 +312,18 @@ std::vector<LockColumn> columns_of(const json& suite, const std::vector<Scenario
   return locks;
 }
 
+// "- adapters kept …" for a suite's or an envelope's document that kept its
+// adapters between runs, else nothing.
+std::string adapters_line(const json& document) {
+  const json adapters = document.value("adapters", json::object());
+  if (!adapters.value("kept", false)) return "";
+  return "- adapters kept between runs (harness/adapter/PROTOCOL.md, \"Kept between runs\"): " +
+         adapters.value("started", json(0)).dump() + " processes started, taken again " +
+         adapters.value("reused", json(0)).dump() +
+         " times; an adapter that cannot be reset, and every run on a clock of its own, starts "
+         "its own\n";
+}
+
 std::string comparison_header(const json& suite) {
   const int64_t runs_per_cell =
       suite.contains("options") ? suite["options"].value("runs", int64_t(1)) : 1;
@@ -328,6 +340,7 @@ std::string comparison_header(const json& suite) {
   md += "- run on: " + text_at(suite, "started_at") + "\n";
   md += "- command: `" + command_of(suite, "locklab suite") + "`\n";
   md += "- runs per cell: " + std::to_string(runs_per_cell) + "\n";
+  md += adapters_line(suite);
   if (suite.contains("reuse") && suite["reuse"].is_object())
     md += "- carried over: " + std::to_string(suite["reuse"].value("cells_carried", 0)) +
           " cells were not run again but carried from the earlier run in `" +
@@ -539,13 +552,7 @@ std::string envelope_header(const json& envelope) {
         envelope.value("seconds", json(0)).dump() + " s, Redis " +
         text_at(envelope, "redis_version") + "\n";
   md += "- command: `" + command_of(envelope, "locklab envelope") + "`\n";
-  if (const json adapters = envelope.value("adapters", json::object());
-      adapters.value("kept", false))
-    md += "- adapters kept between runs (harness/adapter/PROTOCOL.md, \"Kept between runs\"): " +
-          adapters.value("started", json(0)).dump() + " processes started, taken again " +
-          adapters.value("reused", json(0)).dump() +
-          " times; an adapter that cannot be reset, and every run on a clock of its own, starts "
-          "its own\n";
+  md += adapters_line(envelope);
   if (envelope.contains("reuse"))
     md += "- carried over (↻): " + envelope["reuse"].value("searches_carried", json(0)).dump() +
           " searches were not made again but carried from the earlier envelope in `" +

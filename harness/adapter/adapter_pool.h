@@ -1,11 +1,12 @@
 // Adapters kept between runs (PROTOCOL.md, "Kept between runs"). A search
-// that plays one lock many times over would otherwise start every client's
-// runtime anew for every run, and a JVM takes most of a second of CPU to
-// start: on two cores that start-up, not the stories' timers, was what the
-// safety envelopes waited on. With a pool, a client that ended normally
-// asks its adapter to reset (forget the run, close every connection) and
-// leaves it here; a later client of the same command, directory and
-// environment takes it and says hello with its own endpoints.
+// that plays one lock many times over, or a comparison that plays every
+// story against it, would otherwise start every client's runtime anew for
+// every run, and a JVM takes most of a second of CPU to start: on two cores
+// that start-up, not the stories' timers, was what the safety envelopes
+// waited on. With a pool, a client that ended normally asks its adapter to
+// reset (forget the run, close every connection) and leaves it here; a
+// later client of the same command, directory and environment takes it and
+// says hello with its own endpoints.
 #pragma once
 
 #include <filesystem>
@@ -24,7 +25,10 @@ class AdapterPool {
  public:
   // A process of the pool keeps its stderr in a file of the pool's temp
   // dir; each client copies its own part of it where its run keeps logs.
-  AdapterPool();
+  // It keeps at most `max_idle_per_command` idle adapters of one command
+  // (with its directory and environment), and `max_idle` in all.
+  explicit AdapterPool(size_t max_idle_per_command = kMaxIdlePerCommand,
+                       size_t max_idle = kMaxIdle);
   // Stops every idle adapter (AdapterProcess's destructor).
   ~AdapterPool();
   AdapterPool(const AdapterPool&) = delete;
@@ -40,7 +44,8 @@ class AdapterPool {
                                         const std::vector<Endpoint>& redis);
 
   // Keeps `adapter`, started from `config` and reset, for a later take().
-  // Beyond kMaxIdle the adapter idle the longest is stopped.
+  // Beyond the limits, the adapter idle the longest among those of its
+  // command (or, at the limit in all, among all) is stopped.
   void keep(const AdapterConfig& config, std::unique_ptr<AdapterProcess> adapter);
 
   // How many adapters the pool started, and how many times a client took
@@ -51,7 +56,11 @@ class AdapterPool {
   };
   Counts counts() const;
 
-  static constexpr size_t kMaxIdle = 8;
+  // As many as a story has clients: a comparison plays each lock's cells
+  // one story after another, every lock in turn, so each lock's adapters
+  // wait out a round of the others'.
+  static constexpr size_t kMaxIdlePerCommand = 4;
+  static constexpr size_t kMaxIdle = 128;
 
  private:
   struct Idle {
@@ -61,10 +70,12 @@ class AdapterPool {
     std::unique_ptr<AdapterProcess> adapter;
   };
 
+  const size_t max_idle_per_command_, max_idle_;
   mutable std::mutex mu_;
   TempDir logs_;
   std::vector<Idle> idle_;  // the longest idle first
   Counts counts_;
+  int logs_named_ = 0;
 };
 
 }  // namespace locklab

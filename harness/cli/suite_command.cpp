@@ -37,6 +37,7 @@ struct SuiteCommandOptions {
   std::string libraries;
   std::string reuse;
   std::string time = "auto";
+  bool fresh_adapters = false;
 };
 
 // Registers what the suite runs and where it writes on `suite`; returns --seed's option.
@@ -63,11 +64,12 @@ CLI::Option* add_matrix_options(CLI::App& suite, SuiteCommandOptions& options) {
   suite.add_option("--runs", options.runs, "Runs per scenario × algorithm (seeds seed, seed+1, …)")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
-  suite.add_option("--reuse", options.reuse,
-                   "Carry over from this earlier suite's results directory every cell it "
-                   "measured under the same conditions (same story, lock name, version and "
-                   "adapter, lab build, Redis version, runs and seed); run only the rest. May be "
-                   "--out itself");
+  suite.add_option(
+      "--reuse", options.reuse,
+      "Carry over from this earlier suite's results directory every cell it "
+      "measured under the same conditions (same story, lock name, version and "
+      "adapter, lab build, Redis version, runs and seed, adapters kept or fresh alike); "
+      "run only the rest. May be --out itself");
   return suite.add_option("--seed", options.seed, "Base seed (default: each scenario's)");
 }
 
@@ -94,6 +96,11 @@ void add_lock_options(CLI::App& suite, SuiteCommandOptions& options) {
       ->check(CLI::IsMember({"proxy", "netns"}));
   suite.add_option("--target", options.target, kTargetHelp);
   add_time_option(suite, options.time);
+  suite.add_flag(
+      "--fresh-adapters", options.fresh_adapters,
+      "Start every run's adapters anew instead of keeping each between runs "
+      "(harness/adapter/PROTOCOL.md, \"Kept between runs\"): a cold runtime's start-up and "
+      "first calls in every run, and a new process per client");
   suite
       .add_option("--libraries", options.libraries,
                   "Compare these lock libraries too: a libraries file (lock_impls/libraries/"
@@ -173,8 +180,16 @@ int run_suite_command(const SuiteCommandOptions& options, bool seed_given) {
   suite_options.redis_version = servers.redis_version();
   suite_options.time = servers.time;
   suite_options.on_virtual_time = cell_on_virtual_time(suite_options.locks, servers);
+  // One pool for every cell: each lock's adapters wait in it while the other
+  // locks play the same story, and serve that lock's next story.
+  std::shared_ptr<AdapterPool> adapters;
+  if (!options.fresh_adapters) adapters = std::make_shared<AdapterPool>();
+  std::vector<LockUnderTest> runs_locks = suite_options.locks;
+  for (LockUnderTest& lock : runs_locks)
+    if (lock.adapter) lock.adapter->pool = adapters;
+  suite_options.adapters = adapters;
   nlohmann::json results =
-      suite::run_suite(scenarios, suite_options, cell_runner(suite_options.locks, servers));
+      suite::run_suite(scenarios, suite_options, cell_runner(runs_locks, servers));
   std::cerr << suite::totals_line(suite::SuiteTotals::from_json(results["totals"])) << "\n"
             << "results: " << (suite_options.out_dir / "results.json").string() << "\n";
   if (suite_options.junit_file)

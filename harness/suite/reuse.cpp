@@ -111,7 +111,9 @@ CarriedRuns carried_runs(const fs::path& dir, const std::vector<Scenario>& scena
       text(earlier, "redis_version") != options.redis_version ||
       earlier.value("options", json::object()).value("runs", json()) != json(options.matrix.runs) ||
       earlier.value("options", json::object()).value("time", "real") !=
-          time_mode_name(options.time))
+          time_mode_name(options.time) ||
+      earlier.value("options", json::object()).value("adapters_kept", false) !=
+          (options.adapters != nullptr))
     return out;
   for (const Scenario& scenario : scenarios) {
     if (!same_scenario(earlier, scenario, options)) continue;

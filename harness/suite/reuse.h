@@ -8,8 +8,8 @@
 //     adapter command;
 //   - the same lab build (the locklab executable, byte for byte) and the
 //     same Redis version;
-//   - the same runs per cell and base seed, the same clock (--time), and no
-//     run that failed.
+//   - the same runs per cell and base seed, the same clock (--time), adapters
+//     kept between runs or started anew alike, and no run that failed.
 // An adapter's own code is not compared beyond its version: after changing
 // an adapter without changing what it announces, do not reuse its column.
 //

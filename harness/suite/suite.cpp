@@ -282,7 +282,8 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
         {"shard", std::to_string(options.shard.index) + "/" + std::to_string(options.shard.count)},
         {"jobs", options.jobs},
         {"time", time_mode_name(options.time)},
-        {"algorithms", options.matrix.algorithms}}},
+        {"algorithms", options.matrix.algorithms},
+        {"adapters_kept", options.adapters != nullptr}}},
       {"seeds",
        "run k (1-based) of a scenario × algorithm uses seed + k - 1, where seed is --seed or "
        "else the scenario's own (each scenario's is listed under scenarios); each run records "
@@ -296,6 +297,11 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
       {"locks", locks}};
   if (options.reuse)
     document["reuse"] = {{"from", options.reuse->string()}, {"cells_carried", carried.cells}};
+  const AdapterPool::Counts adapters =
+      options.adapters ? options.adapters->counts() : AdapterPool::Counts{};
+  document["adapters"] = {{"kept", options.adapters != nullptr},
+                          {"started", adapters.started},
+                          {"reused", adapters.reused}};
   write_file_atomically(options.out_dir / "results.json", document.dump(2) + "\n");
   if (options.junit_file)
     write_file_atomically(*options.junit_file, junit_xml("locklab " + options.name, junit));

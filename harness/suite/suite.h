@@ -14,11 +14,13 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "adapter_pool.h"
 #include "invocation.h"
 #include "matrix.h"
 #include "results.h"
@@ -55,13 +57,18 @@ struct SuiteOptions {
   nlohmann::json invocation = nlohmann::json::object();
   std::ostream* progress = &std::cerr;
   bool live_progress = false;  // a redrawn status line instead of one line per run
+  // Where the cells keep their adapters between runs (the cell runner's
+  // locks carry it: AdapterConfig::pool); null: every run starts its own.
+  // Only read here, for the document's "adapters".
+  std::shared_ptr<const AdapterPool> adapters;
 };
 
 // Runs the cells of `options.shard` and writes the output layout above. Each
 // scenario's results.json (a ScenarioResults) is written as soon as its last
 // cell ends. The returned document, also written to OUT/results.json
 // (harness/results/FORMAT.md), holds: suite, locklab_version, invocation,
-// started_at, seconds, options {runs, seed, shard, jobs, algorithms}, seeds
+// started_at, seconds, options {runs, seed, shard, jobs, time, algorithms,
+// adapters_kept}, adapters {kept, started, reused} (as envelope.h), seeds
 // (how run seeds are derived), scenarios [{scenario, dir, file, seed,
 // algorithms}] (those with cells in this shard), cells [CellSummary entries,
 // each with scenario_file and results: its results.json], totals

@@ -81,6 +81,22 @@ async function connected(clients, ms = 5000) {
   return { ok: true };
 }
 
+// Closes `clients` at once, without QUIT and without waiting for replies
+// (a command in flight is rejected): what a reset needs, since the run is
+// over and nothing may be released. Resolves once each has ended, or has
+// no connection left to end (between a lost connection and its reconnect:
+// disconnect() cancels the reconnect), or after `ms`.
+function disconnect(clients, ms = 1000) {
+  return Promise.all(
+    clients.map((client) => {
+      const open = !['end', 'close', 'reconnecting'].includes(client.status);
+      const ended = open ? new Promise((resolve) => client.once('end', resolve)) : null;
+      client.disconnect();
+      return ended && Promise.race([ended, new Promise((resolve) => setTimeout(resolve, ms))]);
+    }),
+  );
+}
+
 // ioredis refused the command before writing it: it never reached Redis.
 function notSent(error) {
   return !!error && /^Stream isn't writeable/.test(error.message);
@@ -316,6 +332,7 @@ module.exports = {
   tapped,
   whenReady,
   connected,
+  disconnect,
   notSent,
   outcomeOf,
   Tap,

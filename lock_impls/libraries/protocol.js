@@ -5,8 +5,19 @@
 // only maps hello/acquire/release/extend to its library:
 //
 //   const { run, hello, versionOf } = require('../protocol');
-//   run({ hello: hello({ name: 'my-lock', version: versionOf('my-lock') }), acquire, release, extend });
+//   run((endpoints) => {
+//     const clients = ...; // the library's clients on endpoints
+//     return { hello: hello({ name: 'my-lock', version: versionOf('my-lock') }),
+//              acquire, release, extend, close: () => disconnect(clients) };
+//   });
 //
+// run(adapter) calls adapter(endpoints) at the first hello, with the --redis
+// endpoints, to build the library's clients and get the handlers of a run.
+// An adapter whose handlers have `close` is reusable (PROTOCOL.md, "Kept
+// between runs"): at `reset` the protocol awaits close(), which closes
+// every client it built without releasing anything, stops every timer the
+// run left (below), forgets the run's incidents and renewals, and calls
+// adapter(endpoints) again at the next hello, with that hello's `redis`.
 // A handler gets (request, ctx) and returns the response without "id":
 // { ok: true, ... }, { ok: false, error }, or { ok: false, unknown: true, error }.
 // ctx.step(name) announces a step declared in hello and resolves once the lab
@@ -33,6 +44,39 @@ const readline = require('readline');
 // Nothing but responses may reach stdout: libraries that log with console.log
 // log to stderr instead.
 for (const name of ['log', 'info', 'debug', 'warn']) console[name] = console.error;
+
+// The timers a run leaves behind. A library schedules its own work
+// (retries, renewals, refreshes, reconnects) with the global timer
+// functions; after a reset none of it may run, since its callbacks would
+// act on the closed clients of a finished run and report what they met in
+// the next one. So the global functions note every timer they make, and a
+// reset clears those still pending. The protocol's own timers are made
+// with the functions as Node has them.
+const node = { setTimeout, clearTimeout, setInterval, clearInterval };
+const pending = new Set();
+globalThis.setTimeout = function (callback, ...rest) {
+  const timer = node.setTimeout(function (...args) {
+    pending.delete(timer);
+    return callback.apply(this, args);
+  }, ...rest);
+  pending.add(timer);
+  return timer;
+};
+globalThis.setInterval = function (...args) {
+  const timer = node.setInterval(...args);
+  pending.add(timer);
+  return timer;
+};
+globalThis.clearTimeout = globalThis.clearInterval = function (timer) {
+  pending.delete(timer);
+  node.clearTimeout(timer); // Node clears either kind with either function
+};
+
+// Clears every timer the run left.
+function clearRunTimers() {
+  for (const timer of pending) node.clearTimeout(timer);
+  pending.clear();
+}
 
 // Node's default for a rejected promise nobody awaits is to kill the process.
 // Some libraries leave such promises behind in their background work (a
@@ -114,20 +158,31 @@ function hello({ name, version, steps, renews, renewals: reported }) {
   });
 }
 
+// "host:port,host:port" as endpoints.
+function parseEndpoints(list) {
+  return list.split(',').map((endpoint) => {
+    const colon = endpoint.lastIndexOf(':');
+    return { host: endpoint.slice(0, colon), port: Number(endpoint.slice(colon + 1)) };
+  });
+}
+
 function endpointsFrom(argv) {
   const at = argv.indexOf('--redis');
   if (at < 0 || !argv[at + 1]) {
     console.error('usage: adapter --redis host:port[,host:port...]');
     process.exit(2);
   }
-  return argv[at + 1].split(',').map((endpoint) => {
-    const colon = endpoint.lastIndexOf(':');
-    return { host: endpoint.slice(0, colon), port: Number(endpoint.slice(colon + 1)) };
-  });
+  return parseEndpoints(argv[at + 1]);
 }
 
-function run(handlers) {
-  const endpoints = endpointsFrom(process.argv);
+// How long a reset waits, once the clients are closed, for what their
+// closing set off (a command in flight rejected, a library's callback
+// logging it) before it clears the run's timers and forgets its incidents.
+const SETTLE_MS = 50;
+
+function run(adapter) {
+  let endpoints = endpointsFrom(process.argv);
+  let handlers = null; // the run's, from adapter(endpoints) at its hello
   const lines = [];
   let waiting = null;
   const input = readline.createInterface({ input: process.stdin, terminal: false });
@@ -149,10 +204,14 @@ function run(handlers) {
   async function handle(request) {
     const op = request.op;
     if (op === 'hello') {
+      if (request.redis) endpoints = parseEndpoints(request.redis);
+      if (!handlers) handlers = adapter(endpoints);
       helloAt = process.hrtime.bigint();
-      return handlers.hello();
+      return { ...handlers.hello(), ...(handlers.close ? { reusable: true } : {}) };
     }
+    if (!handlers) return { ok: false, error: `${op} before hello` };
     if (op === 'incidents' || op === 'renewals') return { ok: true };
+    if (op === 'reset') return reset();
     if (op === 'connect') return handlers.connect ? handlers.connect(request) : { ok: true };
     const handler = handlers[op];
     if (!handler) return { ok: false, error: `unknown op ${JSON.stringify(op)}` };
@@ -162,7 +221,7 @@ function run(handlers) {
     let resolveLate;
     const late = new Promise((resolve) => (resolveLate = resolve));
     const arm = (ms) => {
-      timer = setTimeout(() => {
+      timer = node.setTimeout(() => {
         live = false;
         resolveLate({
           ok: false,
@@ -181,7 +240,7 @@ function run(handlers) {
       },
       async step(name) {
         if (!live) return; // the request was already answered
-        clearTimeout(timer); // time at a step does not count, for the lab either
+        node.clearTimeout(timer); // time at a step does not count, for the lab either
         spent += Date.now() - started;
         write({ id: request.id, step: name });
         const line = await nextLine();
@@ -201,8 +260,32 @@ function run(handlers) {
       return { ok: false, unknown: true, error: `adapter: ${error && error.message}` };
     } finally {
       live = false;
-      clearTimeout(timer);
+      node.clearTimeout(timer);
     }
+  }
+
+  // The run is over (PROTOCOL.md, "Kept between runs"): its clients closed,
+  // its timers cleared, its incidents and renewals forgotten; the next
+  // hello builds the next run's.
+  async function reset() {
+    if (!handlers.close) return { ok: false, error: 'this adapter cannot close its clients: it is not reusable' };
+    let timer;
+    const late = new Promise((resolve) => (timer = node.setTimeout(resolve, DEADLINE_MS, 'late')));
+    try {
+      if ((await Promise.race([handlers.close(), late])) === 'late')
+        return { ok: false, error: `the library's clients did not close within ${DEADLINE_MS} ms` };
+    } catch (error) {
+      return { ok: false, error: `could not close the library's clients: ${error && error.message}` };
+    } finally {
+      node.clearTimeout(timer);
+    }
+    await new Promise((resolve) => node.setTimeout(resolve, SETTLE_MS));
+    clearRunTimers();
+    handlers = null;
+    takeIncidents();
+    renewals.splice(0, renewals.length);
+    console.error('reset: the run is over');
+    return { ok: true };
   }
 
   (async () => {

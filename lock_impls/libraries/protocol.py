@@ -9,6 +9,19 @@ only maps hello / acquire / release / extend to its library:
     protocol.serve(handle)              # handle(request) -> response without "id"
     await protocol.serve_async(handle)  # the same on asyncio (handle is a coroutine)
 
+An adapter kept between runs (PROTOCOL.md, "Kept between runs") builds its
+library's clients per run instead, in an object of its own, and the helper
+answers hello with "reusable" and the op "reset":
+
+    protocol.run(HELLO, Adapter, args.redis)       # methods connect, acquire, ..., close
+    await protocol.run_async(Adapter, args.redis)  # coroutines handle(request), close()
+
+Adapter(endpoints) is built on [(host, port), ...]: the --redis argument's
+for the first run, hello's "redis" after a reset. close() ends the run: it
+stops the library's threads, timers and tasks and closes its connections
+without releasing anything; reset then checks that none of the run's
+threads (tasks, on asyncio) is left and forgets its incidents and renewals.
+
 Two optional parts of the protocol, for an adapter that asks for them:
 - connect: hello answers "connect": true (hello(..., connect=True)); the lab
   then sends {"op":"connect"} once before the story starts, and handle()
@@ -33,6 +46,7 @@ python/ (run in python/.venv).
 """
 import argparse
 import asyncio
+import gc
 import json
 import os
 import sys
@@ -229,18 +243,108 @@ def serve(handle):
         respond(request, _answer_incidents(request) or handle(request))
 
 
-def run(hello_answer, handlers):
-    """A whole synchronous adapter: hello answers `hello_answer`, every other
-    op its function in `handlers` (op -> handler(request) -> response),
-    incidents are watched, and the process ends when stdin closes, without
-    the interpreter's shutdown (a library's threads may still be waiting)."""
+# The ops an adapter of run() answers with its method of the same name.
+OPS = ("connect", "acquire", "release", "extend", "held")
+# How long reset waits for the run's threads or tasks to end once the
+# adapter closed, under the lab's reply timeout (10 s).
+RESET_WAIT_S = 5.0
+
+
+class _Runs:
+    """The adapter of the current run: built on that run's endpoints at its
+    first request (hello), closed by reset."""
+
+    def __init__(self, adapter_of, redis):
+        self.adapter_of = adapter_of
+        self.endpoints = endpoints_of(redis)
+        self.adapter = None
+
+    def current(self, request):
+        if request.get("op") == "hello" and request.get("redis"):
+            self.endpoints = endpoints_of(request["redis"])
+            sys.stderr.write("hello: a new run on %s\n" % request["redis"])
+            sys.stderr.flush()
+        if self.adapter is None:
+            self.adapter = self.adapter_of(self.endpoints)
+        return self.adapter
+
+    def take(self):
+        adapter, self.adapter = self.adapter, None
+        return adapter
+
+
+def threads_left(timeout):
+    """The threads other than this one still running after up to `timeout`
+    seconds of waiting for them to end."""
+    deadline = time.monotonic() + timeout
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
+    return [t for t in threading.enumerate() if t is not threading.current_thread() and t.is_alive()]
+
+
+async def tasks_left(timeout, ignore=lambda task: False):
+    """The asyncio tasks other than this one (and those `ignore` picks)
+    still running after up to `timeout` seconds of waiting for them to end."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [t for t in asyncio.all_tasks()
+                if t is not asyncio.current_task() and not t.done() and not ignore(t)]
+        if not left or time.monotonic() >= deadline:
+            return left
+        await asyncio.wait(left, timeout=deadline - time.monotonic())
+
+
+def _end_of_run(error, left):
+    """The answer to reset, once the run's adapter is closed: what its
+    close() raised, or what of the run is still running, is an ok:false
+    that makes the lab stop the process."""
+    # What the run left for the garbage collector (a __del__ may touch the
+    # library) is finalized now, not in the next run's time.
+    gc.collect()
+    INCIDENTS.drain()
+    RENEWALS.drain()
+    if error is None and left:
+        error = "still running after close: " + ", ".join(left)
+    sys.stderr.write("reset: the run is over%s\n" % ("" if error is None else ", not cleanly: " + error))
+    sys.stderr.flush()
+    if error is not None:
+        return {"ok": False, "error": "could not close the library's clients: " + error}
+    return {"ok": True}
+
+
+def run(hello_answer, adapter_of, redis):
+    """A whole synchronous adapter, kept between runs: hello answers
+    `hello_answer` with "reusable", every op of OPS the method of that name
+    of the run's adapter (adapter_of(endpoints), see the top of this file;
+    an op it has no method for is unknown), reset its close(); incidents are
+    watched, and the process ends when stdin closes, without the
+    interpreter's shutdown (a library's threads may still be waiting)."""
+    runs = _Runs(adapter_of, redis)
+
     def handle(request):
         op = request.get("op")
+        if op == "reset":
+            return reset()
+        adapter = runs.current(request)
         if op == "hello":
-            return dict(hello_answer)
-        if op not in handlers:
+            return dict(hello_answer, reusable=True)
+        method = getattr(adapter, op, None) if op in OPS else None
+        if method is None:
             return unknown_op(op)
-        return handlers[op](request)
+        return method(request)
+
+    def reset():
+        error = None
+        adapter = runs.take()
+        if adapter is not None:
+            try:
+                adapter.close()
+            except Exception as e:  # noqa: BLE001 - any failure is an unclean end
+                error = _describe(type(e), e, "close")
+        adapter = None  # for the garbage collector, in _end_of_run
+        left = [thread.name for thread in threads_left(RESET_WAIT_S if error is None else 0)]
+        return _end_of_run(error, left)
 
     watch_incidents()
     serve(handle)
@@ -261,3 +365,34 @@ async def serve_async(handle):
         request = json.loads(line)
         respond(request, _answer_incidents(request) or await handle(request))
     os._exit(0)  # do not wait for the executor's thread or the connection
+
+
+async def run_async(adapter_of, redis):
+    """A whole adapter on asyncio, kept between runs: each request but reset
+    is answered by await adapter.handle(request) of the run's adapter
+    (adapter_of(endpoints), see the top of this file), hello with
+    "reusable" added; reset awaits its close()."""
+    runs = _Runs(adapter_of, redis)
+
+    async def handle(request):
+        if request.get("op") == "reset":
+            return await reset()
+        response = await runs.current(request).handle(request)
+        if request.get("op") == "hello" and response.get("ok"):
+            response["reusable"] = True
+        return response
+
+    async def reset():
+        error = None
+        adapter = runs.take()
+        if adapter is not None:
+            try:
+                await adapter.close()
+            except Exception as e:  # noqa: BLE001 - any failure is an unclean end
+                error = _describe(type(e), e, "close")
+        adapter = None  # for the garbage collector, in _end_of_run
+        left = await tasks_left(RESET_WAIT_S if error is None else 0)
+        left = ["%s %r" % (task.get_name(), task.get_coro()) for task in left]
+        return _end_of_run(error, left)
+
+    await serve_async(handle)

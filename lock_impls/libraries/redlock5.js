@@ -6,7 +6,7 @@
 // scripts' hashes are, their arguments, how a Lock is rebuilt, extended, and
 // found in using()'s routine) and runs the handlers this returns:
 //
-//   run(redlock5({
+//   run(redlock5({                 // the adapter of a run, as protocol.js `run` takes it
 //     name, version,               // hello's ("-using" added with --using)
 //     Redlock, ExecutionError,     // the library's classes
 //     retryDelay,                  // its default retryDelay, ms
@@ -22,15 +22,20 @@
 // acquire / release / extend. With `--using` an acquire holds the lock
 // through the library's auto-extension, redlock.using() (using.js), and every
 // extension it sends is reported as a renewal.
-const { hello, endpointsFrom, renewed, monotonicNs } = require('./protocol');
-const { tapped, connected, outcomeOf, lost, settled, failedAcquire, describe } = require('./clients');
+const { hello, renewed, monotonicNs } = require('./protocol');
+const { tapped, connected, disconnect, outcomeOf, lost, settled, failedAcquire, describe } = require('./clients');
 const { usingHandlers } = require('./using');
 
 function redlock5(library) {
+  return (endpoints) => redlock5On(endpoints, library);
+}
+
+// The handlers of one run, on `endpoints`.
+function redlock5On(endpoints, library) {
   const { Redlock, ExecutionError, retryDelay, valueArg, ownerLock } = library;
   const USING = process.argv.includes('--using');
 
-  const { clients, tap, ready } = tapped(endpointsFrom(process.argv));
+  const { clients, tap, ready } = tapped(endpoints);
 
   // The library's defaults, but for an acquire that may wait wait_ms: it
   // gets retryCount floor(wait_ms / retryDelay) in its per-call settings.
@@ -313,7 +318,10 @@ function redlock5(library) {
     renewals: USING,
   });
   const connect = () => connected(clients);
-  return USING ? { hello: answer, connect, ...usingMode() } : { hello: answer, connect, acquire, release, extend };
+  const close = () => disconnect(clients);
+  return USING
+    ? { hello: answer, connect, close, ...usingMode() }
+    : { hello: answer, connect, close, acquire, release, extend };
 }
 
 module.exports = { redlock5 };

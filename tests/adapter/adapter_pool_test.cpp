@@ -34,19 +34,39 @@ TEST(AdapterPool, OnlyTheSameCommandDirectoryAndEnvironmentTakeAnIdleAdapter) {
   EXPECT_EQ(pool.counts().reused, 1);
 }
 
-TEST(AdapterPool, BeyondItsIdleLimitTheLongestIdleIsStoppedAndTheRestAtItsEnd) {
-  std::vector<pid_t> pids;
+TEST(AdapterPool, BeyondItsIdleLimitsTheLongestIdleIsStoppedAndTheRestAtItsEnd) {
+  std::vector<pid_t> same, others;
   {
-    AdapterPool pool;
-    for (size_t i = 0; i <= AdapterPool::kMaxIdle; ++i) {
+    AdapterPool pool(/*max_idle_per_command=*/2, /*max_idle=*/4);
+    // Three of one command: the first is stopped when the third is kept.
+    for (int i = 0; i < 3; ++i) {
       auto adapter = pool.start(waiting(), {{"127.0.0.1", 1}});
-      pids.push_back(adapter->pid());
+      same.push_back(adapter->pid());
       pool.keep(waiting(), std::move(adapter));
     }
-    EXPECT_FALSE(alive(pids.front()));
-    for (size_t i = 1; i < pids.size(); ++i) EXPECT_TRUE(alive(pids[i])) << i;
+    EXPECT_FALSE(alive(same[0]));
+    EXPECT_TRUE(alive(same[1]));
+    EXPECT_TRUE(alive(same[2]));
+    // Three of other commands: at four in all, the longest idle of any goes.
+    for (int i = 0; i < 3; ++i) {
+      const AdapterConfig other = waiting({{"TZ", "zone-" + std::to_string(i)}});
+      auto adapter = pool.start(other, {{"127.0.0.1", 1}});
+      others.push_back(adapter->pid());
+      pool.keep(other, std::move(adapter));
+    }
+    EXPECT_FALSE(alive(same[1]));
+    EXPECT_TRUE(alive(same[2]));
+    for (pid_t pid : others) EXPECT_TRUE(alive(pid));
+    EXPECT_EQ(pool.counts().started, 6);
   }
-  for (pid_t pid : pids) EXPECT_FALSE(alive(pid));
+  for (pid_t pid : same) EXPECT_FALSE(alive(pid));
+  for (pid_t pid : others) EXPECT_FALSE(alive(pid));
+}
+
+TEST(AdapterPool, AnAdapterThatCannotStartIsNotCountedAsStarted) {
+  AdapterPool pool;
+  EXPECT_THROW(pool.start({.command = ""}, {{"127.0.0.1", 1}}), AdapterError);
+  EXPECT_EQ(pool.counts().started, 0);
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 """Checks the "reset" op of every adapter of a runtime that says hello with
 "reusable" (harness/adapter/PROTOCOL.md, "Kept between runs"), against two
 real redis-server processes of its own on loopback: the adapter locks and
-unlocks on server A, is reset, and must then have no connection left to A
-(its clients, timers and watchdogs closed); the next hello names server B,
-and a lock and an unlock must work there.
+unlocks on servers A, takes the lock again and is reset while it holds it
+(a story may end with its client holding), and must then have no
+connection left to A (its clients, timers and watchdogs closed); the next
+hello names servers B, a lock and an unlock must work there, and once a
+renewing library would have renewed the lease held on A, the run on B must
+report no incident and no renewal of it: nothing of A's run is left.
 
 usage: check_reset.py PROJECT_DIR RUNTIME
 
@@ -78,12 +81,20 @@ class Adapter:
     def ask(self, request):
         request = dict(request, id=self.next_id)
         self.next_id += 1
+        self.send(request)
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the adapter ended before answering {request['op']}")
+            answer = json.loads(line)
+            if "step" not in answer:
+                return answer
+            # A step it announces (PROTOCOL.md, "Steps"): go on at once.
+            self.send({"id": request["id"], "op": "continue"})
+
+    def send(self, request):
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the adapter ended before answering {request['op']}")
-        return json.loads(line)
 
     def stop(self):
         try:
@@ -101,6 +112,12 @@ def lock_and_unlock(adapter, what):
     released = adapter.ask({"op": "release", "lock": "L", "owner": acquired["owner"]})
     if not released.get("ok"):
         raise RuntimeError(f"release on {what} answered {released}")
+
+
+# Long enough for every library's background work on a 2 s lease to have
+# come due (a watchdog renews at a third of the lease, node-redlock's
+# using() 0.5 s before it ends).
+QUIET_S = 2.0
 
 
 def endpoints(servers):
@@ -136,6 +153,13 @@ def check(entry, project, a, b, log):
                 if not connected.get("ok"):
                     raise RuntimeError(f"connect to {what} answered {connected}")
             lock_and_unlock(adapter, what)
+            if servers is a:
+                held = adapter.ask({"op": "acquire", "lock": "L", "ttl_ms": 2000, "wait_ms": 0})
+                if not held.get("ok"):
+                    raise RuntimeError(f"the second acquire on {what} answered {held}")
+            else:
+                time.sleep(QUIET_S)
+                left_over(adapter, hello, held["owner"])
             reset = adapter.ask({"op": "reset"})
             if not reset.get("ok"):
                 raise RuntimeError(f"reset after {what} answered {reset}")
@@ -146,6 +170,20 @@ def check(entry, project, a, b, log):
         return True
     finally:
         adapter.stop()
+
+
+def left_over(adapter, hello, owner):
+    """Fails when the run on B reports an incident, or a renewal of the lease
+    the run on A held when it was reset."""
+    if hello.get("incidents"):
+        answer = adapter.ask({"op": "incidents"})
+        if answer.get("incidents"):
+            raise RuntimeError(f"after a reset, the next run reported incidents: {answer['incidents']}")
+    if hello.get("renewals"):
+        answer = adapter.ask({"op": "renewals"})
+        stray = [r for r in answer.get("renewals", []) if r.get("owner") == owner]
+        if stray:
+            raise RuntimeError(f"after a reset, the next run reported renewals of the lease held before it: {stray}")
 
 
 def runtime_of(command):
@@ -183,13 +221,15 @@ def main():
                         with open(log_path) as written:
                             last = (written.read().strip().splitlines() or [""])[-1]
                         failures.append(f"{entry['adapter']}: {e} (last stderr line: {last})")
-                        continue
+                        checked = False
+                    finally:
+                        for server in servers:
+                            server.client.flushall()
                 if checked:
                     reusable += 1
-                    print(f"{entry['adapter']}: the reset closed every connection, "
-                          "and the next hello's servers served it")
-                for server in servers:
-                    server.client.flushall()
+                    print(f"{entry['adapter']}: reset while holding the lock, it closed every "
+                          "connection, and the next run, on the next hello's servers, found "
+                          "nothing of it")
         finally:
             for server in servers:
                 server.stop()

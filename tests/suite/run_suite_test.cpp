@@ -724,6 +724,42 @@ TEST_F(RunSuite, TheComparisonSaysWhenTheEnvelopesKeptTheirAdapters) {
   }
 }
 
+// A suite whose cells kept their adapters says so in results.json and in
+// COMPARISON.md, and --reuse carries nothing between a suite that kept them
+// and one that started them anew: a warm runtime's first call is not a
+// cold one's.
+TEST_F(RunSuite, KeptAdaptersAreSaidAndNeverCarriedIntoAFreshSuiteOrBack) {
+  const std::vector<Scenario> scenarios = {scenario("calm", {"set-nx-px"}, 1)};
+  SuiteOptions fresh = options();
+  fresh.locks = {LockUnderTest::built_in("set-nx-px")};
+  json suite = run_suite(scenarios, fresh, runner);
+  EXPECT_EQ(suite["options"]["adapters_kept"], false);
+  EXPECT_EQ(suite["adapters"]["kept"], false);
+  EXPECT_EQ(reports::comparison_markdown(fresh.out_dir).find("- adapters kept between runs"),
+            std::string::npos);
+
+  SuiteOptions kept = fresh;
+  kept.out_dir = out.path() / "kept";
+  kept.reuse = fresh.out_dir;
+  kept.adapters = std::make_shared<AdapterPool>();
+  suite = run_suite(scenarios, kept, runner);
+  EXPECT_EQ(suite["options"]["adapters_kept"], true);
+  EXPECT_EQ(suite["adapters"]["kept"], true);
+  EXPECT_EQ(suite["reuse"]["cells_carried"], 0);
+  EXPECT_NE(reports::comparison_markdown(kept.out_dir).find("- adapters kept between runs"),
+            std::string::npos);
+
+  SuiteOptions kept_again = kept;
+  kept_again.reuse = kept.out_dir;
+  kept_again.out_dir = out.path() / "kept-again";
+  EXPECT_EQ(run_suite(scenarios, kept_again, runner)["reuse"]["cells_carried"], 1);
+
+  SuiteOptions fresh_again = fresh;
+  fresh_again.reuse = kept.out_dir;
+  fresh_again.out_dir = out.path() / "fresh-again";
+  EXPECT_EQ(run_suite(scenarios, fresh_again, runner)["reuse"]["cells_carried"], 0);
+}
+
 TEST_F(RunSuite, UnwritableOutputThrowsNamingTheFile) {
   SuiteOptions o = options();
   std::ofstream(out.path() / "file") << "x";

@@ -23,7 +23,6 @@ from common import protocol
 
 ARGS = protocol.arguments(__doc__.splitlines()[0], flags=("watchdog",))
 WATCHDOG = ARGS.watchdog
-ENDPOINTS = protocol.endpoints_of(ARGS.redis)
 # aioredlock only logs a node's connection error (log.error, logger
 # aioredlock.redis) and raises the quorum's failure: what it logged during a
 # call says whether a command may have reached a node without an answer.
@@ -35,28 +34,57 @@ DEADLINE_S = 2.0
 NOT_CONNECTED = re.compile(r"ConnectionRefusedError|Connect call failed|TimeoutError\(\)")
 
 
-def report_renewals(manager):
+class Watchdogs:
     """The watchdog (Aioredlock._auto_extend) calls self.extend(lock) with no
-    lock_timeout: this manager's extend, wrapped, reports each such call to
+    lock_timeout: the manager's extend, wrapped, reports each such call to
     the lab (protocol.renewed) and behaves as before. The lab's own extend
     passes a lock_timeout and is no renewal. aioredlock logs its nodes'
     errors without saying which call they belong to, so a renewal that
-    failed is reported unknown."""
-    extend = manager.extend
+    failed is reported unknown.
 
-    async def renewing(lock, lock_timeout=None):
+    stop() ends the watchdogs without releasing: a watchdog cancelled while
+    its extension runs has the library delete the key in the background
+    (Aioredlock._set_lock's cleanup on CancelledError), so the renewals in
+    flight end first, no new one starts, and each watchdog is cancelled in
+    its sleep."""
+
+    def __init__(self, manager):
+        self.manager = manager
+        self.extend = manager.extend
+        self.in_flight = {}  # the watchdog's task -> its renewal's lock, while it runs
+        self.stopping = False
+        manager.extend = self.renewing
+
+    async def renewing(self, lock, lock_timeout=None):
         if lock_timeout is not None:
-            return await extend(lock, lock_timeout)
-        ttl_ms = int((lock.lock_timeout or manager.internal_lock_timeout) * 1000)
+            return await self.extend(lock, lock_timeout)
+        if self.stopping:
+            return None
+        ttl_ms = int((lock.lock_timeout or self.manager.internal_lock_timeout) * 1000)
         sent = time.monotonic_ns()
+        task = asyncio.current_task()
+        self.in_flight[task] = lock
         try:
-            await extend(lock)
+            await self.extend(lock)
         except BaseException:
             protocol.renewed(lock.resource, lock.id, ttl_ms, sent, time.monotonic_ns(), False, True)
             raise
+        finally:
+            self.in_flight.pop(task, None)
         protocol.renewed(lock.resource, lock.id, ttl_ms, sent, time.monotonic_ns(), True)
 
-    manager.extend = renewing
+    async def stop(self):
+        self.stopping = True
+        if self.in_flight:
+            # Each renewal is one call of the library, under its deadline.
+            _, late = await asyncio.wait(list(self.in_flight), timeout=DEADLINE_S)
+            if late:
+                raise RuntimeError("a renewal still running %.1f s after the reset" % DEADLINE_S)
+        watchdogs = list(self.manager._watchdogs.values())
+        for watchdog in watchdogs:
+            watchdog.cancel()
+        await asyncio.gather(*watchdogs, return_exceptions=True)
+        self.manager._watchdogs.clear()
 
 
 class Tries:
@@ -125,13 +153,23 @@ def on_node(index, set_lock):
     return setting
 
 
+def reading(task):
+    """An aioredis connection's reader, which ends when its pool closes."""
+    return getattr(task.get_coro(), "__qualname__", "") == "RedisConnection._read_data"
+
+
 class Adapter:
-    def __init__(self):
+    """One run's Aioredlock and locks, on that run's endpoints
+    (protocol.run_async builds one per run)."""
+
+    def __init__(self, endpoints):
+        self.endpoints = endpoints
         self.manager = None
+        self.watchdogs = None
         self.held = {}  # owner -> the Lock acquired here (one per acquisition)
 
     async def connect(self):
-        """One Aioredlock over the --redis endpoints, given as aioredlock's
+        """One Aioredlock over the run's endpoints, given as aioredlock's
         connection dicts (host, port, and aioredis' create_redis_pool options:
         a 0.5 s connect timeout, the target's password; aioredis 1.x has no
         ACL user): the library opens one pool per node on first use, and a
@@ -139,7 +177,7 @@ class Adapter:
         if self.manager is None:
             password = protocol.connection_options()["password"]
             connections = []
-            for host, port in ENDPOINTS:
+            for host, port in self.endpoints:
                 connection = {"host": host, "port": port, "timeout": 0.5}
                 if password:
                     connection["password"] = password
@@ -147,7 +185,7 @@ class Adapter:
             self.manager = Aioredlock(redis_connections=connections)
             watch_tries(self.manager)
             if WATCHDOG:
-                report_renewals(self.manager)
+                self.watchdogs = Watchdogs(self.manager)
         return self.manager
 
     async def op_connect(self, request):
@@ -259,11 +297,27 @@ class Adapter:
             # library deletes it in the background.
             return {"ok": False, "unknown": True, "error": message}
 
+    async def close(self):
+        """The run is over: the keys held stay (Aioredlock.destroy() would
+        release them). The watchdogs stop (Watchdogs.stop), what the library
+        still runs in the background ends (a failed acquire's cleanup:
+        Aioredlock._set_lock), then each node's pool closes."""
+        self.held.clear()
+        if self.manager is None:
+            return
+        if self.watchdogs is not None:
+            await self.watchdogs.stop()
+        left = await protocol.tasks_left(DEADLINE_S, ignore=reading)
+        if left:
+            raise RuntimeError("aioredlock's tasks still running: %r" % left)
+        await self.manager.redis.clear_connections()
+        LOGGED.take()
+
 
 async def main():
     protocol.watch_incidents()
     protocol.watch_loop(asyncio.get_running_loop())
-    await protocol.serve_async(Adapter().handle)
+    await protocol.run_async(Adapter, ARGS.redis)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """What the redis-py adapters of this folder share, beside ../protocol.py:
-what a redis-py error means for the outcome, a client with the lab's
-timeouts, the connect request, and a recorder of the Redis errors a library
-only logs (pottery, aioredlock catch them and log them)."""
+what a redis-py error means for the outcome, the connect request, closing
+the clients when the lab resets the adapter, and a recorder of the Redis
+errors a library only logs (pottery, aioredlock catch them and log them)."""
 import logging
 import os
 import re
@@ -43,6 +43,14 @@ def ping_all(clients):
     if errors:
         return {"ok": False, "error": "; ".join(errors)}
     return {"ok": True}
+
+
+def close_all(clients):
+    """Closes every connection of these redis-py clients, idle or in use:
+    redis-py 4's Redis.close() only gives its connection back to the pool,
+    where it stays open."""
+    for client in clients:
+        client.connection_pool.disconnect()
 
 
 class LoggedErrors(logging.Handler):

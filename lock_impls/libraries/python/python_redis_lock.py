@@ -21,7 +21,6 @@ from common import protocol
 
 ARGS = protocol.arguments(__doc__.splitlines()[0], flags=("auto-renewal",))
 RENEW = ARGS.auto_renewal
-HOST, PORT = protocol.endpoints_of(ARGS.redis)[0]
 
 
 class Client(redis.StrictRedis):
@@ -33,8 +32,9 @@ class Client(redis.StrictRedis):
     came from the SET (the outcome is unknown) or from the BLPOP wait after
     a refused SET (nothing of ours in Redis)."""
 
-    def __init__(self):
-        super().__init__(host=HOST, port=PORT, **protocol.connection_options())
+    def __init__(self, host, port):
+        super().__init__(host=host, port=port, **protocol.connection_options())
+        self.host, self.port = host, port
         self.blocking = {}
         self.last = threading.local()
 
@@ -52,12 +52,11 @@ class Client(redis.StrictRedis):
         if client is None:
             options = protocol.connection_options()
             options["socket_timeout"] = float(timeout or 0) + 1.0 if timeout else None
-            client = self.blocking[timeout] = redis.StrictRedis(host=HOST, port=PORT, **options)
+            client = self.blocking[timeout] = redis.StrictRedis(host=self.host, port=self.port, **options)
         return client.blpop(keys, timeout)
 
-
-CLIENT = Client()
-HELD = {}  # owner -> the Lock that acquired it (one Lock per acquisition)
+    def close_all(self):
+        common.close_all([self] + list(self.blocking.values()))
 
 
 def report_renewals(lock, name):
@@ -89,92 +88,107 @@ def report_renewals(lock, name):
     lock.extend = renew
 
 
-def acquire(request):
-    # expire = the lease in seconds, as the library's users pass it; the
-    # library keeps int(expire) (whole seconds: 1.5 s becomes 1 s, under
-    # 1 s becomes 0, and SET ... EX 0 is refused by Redis).
-    lock = redis_lock.Lock(CLIENT, request["lock"], expire=request["ttl_ms"] / 1000.0,
-                           auto_renewal=RENEW)
-    if RENEW:
-        report_renewals(lock, request["lock"])
-    CLIENT.last.command = None
-    CLIENT.last.won_ns = None
-    try:
-        if request["wait_ms"] <= 0:
-            acquired = lock.acquire(blocking=False)
-        else:
-            # timeout: "An integer value specifying the maximum number of
-            # seconds to block" (whole seconds: rounded up, since 0 would
-            # mean waiting for ever); without renewal the library refuses a
-            # timeout above expire (TimeoutTooLarge): capped at it.
-            timeout = max(1, math.ceil(request["wait_ms"] / 1000.0))
-            if not RENEW and lock._expire and timeout > lock._expire:
-                timeout = lock._expire
-            acquired = lock.acquire(blocking=True, timeout=timeout)
-    except RedisError as error:
-        if CLIENT.last.command == "BLPOP":
-            # The SET before it was answered "busy": nothing of ours is set.
-            return {"ok": False, "error": "waiting (BLPOP) failed: %s: %s" % (type(error).__name__, error)}
-        return common.outcome_of(error)
-    if not acquired:
-        return {"ok": False, "error": "held by another client"}
-    HELD[lock.id] = lock
-    response = {"ok": True, "owner": lock.id, "attempt_ns": CLIENT.last.won_ns}
-    if RENEW:
-        response["validity_ms"] = None  # renewed in the background, no deadline
-    # Without renewal the library tells its user nothing beyond the expire it
-    # was given: the lab's default (ttl_ms from the start of the acquire).
-    return response
+class Adapter:
+    """One run's client and locks, on that run's endpoints (protocol.run
+    builds one per run)."""
 
+    def __init__(self, endpoints):
+        host, port = endpoints[0]
+        self.client = Client(host, port)
+        self.locks = {}  # owner -> the Lock that acquired it (one Lock per acquisition)
 
-def lock_of(request):
-    lock = HELD.get(request["owner"])
-    if lock is None:
-        # "Lock("name", id=id_from_other_place).release()" (its docstring).
-        lock = redis_lock.Lock(CLIENT, request["lock"], id=request["owner"])
-    return lock
+    def connect(self, request):
+        return common.ping_all([self.client])
 
+    def acquire(self, request):
+        # expire = the lease in seconds, as the library's users pass it; the
+        # library keeps int(expire) (whole seconds: 1.5 s becomes 1 s, under
+        # 1 s becomes 0, and SET ... EX 0 is refused by Redis).
+        lock = redis_lock.Lock(self.client, request["lock"], expire=request["ttl_ms"] / 1000.0,
+                               auto_renewal=RENEW)
+        if RENEW:
+            report_renewals(lock, request["lock"])
+        self.client.last.command = None
+        self.client.last.won_ns = None
+        try:
+            if request["wait_ms"] <= 0:
+                acquired = lock.acquire(blocking=False)
+            else:
+                # timeout: "An integer value specifying the maximum number of
+                # seconds to block" (whole seconds: rounded up, since 0 would
+                # mean waiting for ever); without renewal the library refuses a
+                # timeout above expire (TimeoutTooLarge): capped at it.
+                timeout = max(1, math.ceil(request["wait_ms"] / 1000.0))
+                if not RENEW and lock._expire and timeout > lock._expire:
+                    timeout = lock._expire
+                acquired = lock.acquire(blocking=True, timeout=timeout)
+        except RedisError as error:
+            if self.client.last.command == "BLPOP":
+                # The SET before it was answered "busy": nothing of ours is set.
+                return {"ok": False, "error": "waiting (BLPOP) failed: %s: %s" % (type(error).__name__, error)}
+            return common.outcome_of(error)
+        if not acquired:
+            return {"ok": False, "error": "held by another client"}
+        self.locks[lock.id] = lock
+        response = {"ok": True, "owner": lock.id, "attempt_ns": self.client.last.won_ns}
+        if RENEW:
+            response["validity_ms"] = None  # renewed in the background, no deadline
+        # Without renewal the library tells its user nothing beyond the expire it
+        # was given: the lab's default (ttl_ms from the start of the acquire).
+        return response
 
-def release(request):
-    lock = lock_of(request)
-    try:
-        lock.release()  # stops the renewal thread first, then the script
-    except redis_lock.NotAcquired as error:
-        HELD.pop(request["owner"], None)
-        return {"ok": False, "error": "not held: %s" % error}
-    except RedisError as error:
-        return common.outcome_of(error)  # the Lock stays, as the application keeps it
-    HELD.pop(request["owner"], None)
-    return {"ok": True}
+    def lock_of(self, request):
+        lock = self.locks.get(request["owner"])
+        if lock is None:
+            # "Lock("name", id=id_from_other_place).release()" (its docstring).
+            lock = redis_lock.Lock(self.client, request["lock"], id=request["owner"])
+        return lock
 
+    def release(self, request):
+        lock = self.lock_of(request)
+        try:
+            lock.release()  # stops the renewal thread first, then the script
+        except redis_lock.NotAcquired as error:
+            self.locks.pop(request["owner"], None)
+            return {"ok": False, "error": "not held: %s" % error}
+        except RedisError as error:
+            return common.outcome_of(error)  # the Lock stays, as the application keeps it
+        self.locks.pop(request["owner"], None)
+        return {"ok": True}
 
-def extend(request):
-    lock = lock_of(request)
-    try:
-        lock.extend(expire=request["ttl_ms"] / 1000.0)
-    except (redis_lock.NotAcquired, redis_lock.NotExpirable) as error:
-        return {"ok": False, "error": "not held: %s" % error}
-    except RedisError as error:
-        return common.outcome_of(error)
-    return {"ok": True}
+    def extend(self, request):
+        lock = self.lock_of(request)
+        try:
+            lock.extend(expire=request["ttl_ms"] / 1000.0)
+        except (redis_lock.NotAcquired, redis_lock.NotExpirable) as error:
+            return {"ok": False, "error": "not held: %s" % error}
+        except RedisError as error:
+            return common.outcome_of(error)
+        return {"ok": True}
 
+    def held(self, request):
+        """The library keeps no flag and calls nobody when a renewal fails: its
+        renewal thread raises (NotAcquired, or the client's TimeoutError) and
+        ends. Whether that thread is still running is all it knows of the lease
+        (Lock._lock_renewal_thread)."""
+        if not RENEW:
+            return {"ok": False, "error": "no background renewal (auto_renewal=False)"}
+        lock = self.locks.get(request["owner"])
+        if lock is None:
+            return {"ok": True, "held": False}
+        thread = lock._lock_renewal_thread
+        return {"ok": True, "held": thread is not None and thread.is_alive()}
 
-def held(request):
-    """The library keeps no flag and calls nobody when a renewal fails: its
-    renewal thread raises (NotAcquired, or the client's TimeoutError) and
-    ends. Whether that thread is still running is all it knows of the lease
-    (Lock._lock_renewal_thread)."""
-    if not RENEW:
-        return {"ok": False, "error": "no background renewal (auto_renewal=False)"}
-    lock = HELD.get(request["owner"])
-    if lock is None:
-        return {"ok": True, "held": False}
-    thread = lock._lock_renewal_thread
-    return {"ok": True, "held": thread is not None and thread.is_alive()}
-
-
-HANDLERS = {"acquire": acquire, "release": release, "extend": extend, "held": held,
-            "connect": lambda request: common.ping_all([CLIENT])}
+    def close(self):
+        """The run is over: the locks still held keep their keys, as a
+        process that stopped would leave them. Their renewal threads end as
+        release() ends them (Lock._stop_lock_renewer: its event set, the
+        thread joined, a renewal in flight finished first), without the
+        release script; then the connections close."""
+        for lock in self.locks.values():
+            lock._stop_lock_renewer()
+        self.locks.clear()
+        self.client.close_all()
 
 
 HELLO = protocol.hello("python-redis-lock-auto-renewal" if RENEW else "python-redis-lock",
@@ -182,4 +196,4 @@ HELLO = protocol.hello("python-redis-lock-auto-renewal" if RENEW else "python-re
                        renews=RENEW, renewals=RENEW, connect=True, incidents=True)
 
 if __name__ == "__main__":
-    protocol.run(HELLO, HANDLERS)
+    protocol.run(HELLO, Adapter, ARGS.redis)

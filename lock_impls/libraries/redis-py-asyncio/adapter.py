@@ -7,7 +7,8 @@ release, a Lua compare-and-pexpire to extend, on one Redis node (the first
     locklab runs:  /usr/bin/python3 adapter.py --redis host:port[,host:port...]
 
 The protocol (the --redis argument, the connection's timeouts, the JSON-lines
-loop on asyncio) is ../protocol.py, shared with examples/adapters/redis_py_lock.py.
+loop on asyncio, the reset that keeps the process for the next run) is
+../protocol.py, shared with examples/adapters/redis_py_lock.py.
 A release may carry "cancel_after_ms" (harness/adapter/PROTOCOL.md,
 sent when a scenario sets workload.params.release_cancel_after_ms): the
 library call is then cancelled after that long (asyncio.wait_for), as an
@@ -57,8 +58,14 @@ class TimedLock(Lock):
 
 
 class Adapter:
-    def __init__(self, client):
-        self.client = client
+    """One run's client and locks, on that run's endpoints
+    (protocol.run_async builds one per run)."""
+
+    def __init__(self, endpoints):
+        host, port = endpoints[0]
+        # redis-py's defaults but for protocol.connection_options(): 1 s socket
+        # timeouts, the target's credentials; no retries (the default).
+        self.client = aioredis.Redis(host=host, port=port, **protocol.connection_options())
         # Locks acquired here, by owner (the token redis-py stored). A lock
         # whose release or extend had an unknown outcome stays here, as the
         # application would keep its Lock object and may try again.
@@ -139,13 +146,16 @@ class Adapter:
         except RedisError as error:
             return outcome_of(error)
 
+    async def close(self):
+        """The run is over: the keys held stay, and the library runs nothing
+        in the background; the client's connections close."""
+        self.held.clear()
+        await self.client.close()
+
 
 async def main():
-    host, port = protocol.first_endpoint(__doc__.splitlines()[0])
-    # redis-py's defaults but for protocol.connection_options(): 1 s socket
-    # timeouts, the target's credentials; no retries (the default).
-    client = aioredis.Redis(host=host, port=port, **protocol.connection_options())
-    await protocol.serve_async(Adapter(client).handle)
+    arguments = protocol.arguments(__doc__.splitlines()[0])
+    await protocol.run_async(Adapter, arguments.redis)
 
 
 if __name__ == "__main__":
