@@ -122,10 +122,11 @@ case "$command" in
     [[ ${#reuse[@]} -eq 0 ]] && rm -rf results/envelope
     "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
       --out results --junit results/junit.xml "${args[@]}" || status=$?
-    # The safety envelopes of the same locks (two searches at a time: the
-    # bounds are timings, which a crowded machine would move).
+    # The safety envelopes of the same locks (as many searches at a time as
+    # locklab envelope's default: the bounds are timings, which a crowded
+    # machine would move).
     if [[ $status -ne 2 && $envelope -eq 1 ]]; then
-      "$build/locklab" envelope --libraries lock_impls/libraries/libraries.json --jobs 2 \
+      "$build/locklab" envelope --libraries lock_impls/libraries/libraries.json \
         --out results/envelope "${reuse[@]}" || { s=$?; [[ $s -gt $status ]] && status=$s; }
     fi
     # The table, from this run's results (status 2: the suite may not have written them).
