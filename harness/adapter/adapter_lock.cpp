@@ -172,47 +172,44 @@ AdapterLock::AdapterLock(const AdapterConfig& config, const LockContext& context
     redis.push_back(context_.endpoint(node));
   const std::string log_name =
       context_.client_id.empty() ? "adapter.stderr" : "adapter-" + context_.client_id + ".stderr";
-  if (config_.pool) {
-    if (!config.log_dir.empty()) run_log_ = config.log_dir / log_name;
-    // A kept adapter that cannot say hello again (it died idle) is stopped,
-    // and a new one serves the run, as it would have without the pool.
-    if ((adapter_ = config_.pool->take(config))) {
-      std::error_code unknown_size;
-      log_from_ = std::filesystem::file_size(adapter_->stderr_log(), unknown_size);
-      try {
-        info_ = say_hello(*adapter_, redis_list(redis));
-      } catch (const AdapterError&) {
-        adapter_.reset();
+  if (config_.pool && !config.log_dir.empty()) run_log_ = config.log_dir / log_name;
+  try {
+    if (config_.pool) {
+      // A kept adapter that cannot say hello again (it died idle) is stopped,
+      // and a new one serves the run, as it would have without the pool.
+      if ((adapter_ = config_.pool->take(config))) {
+        std::error_code unknown_size;
+        log_from_ = std::filesystem::file_size(adapter_->stderr_log(), unknown_size);
+        try {
+          info_ = say_hello(*adapter_, redis_list(redis));
+        } catch (const AdapterError&) {
+          adapter_.reset();
+        }
       }
-    }
-    if (!adapter_) {
-      adapter_ = config_.pool->start(config, redis);
-      log_from_ = 0;
-      try {
+      if (!adapter_) {
+        adapter_ = config_.pool->start(config, redis);
+        log_from_ = 0;
         info_ = say_hello(*adapter_);
-      } catch (...) {
-        copy_log();
-        throw;
       }
+    } else {
+      adapter_ = std::make_unique<AdapterProcess>(config, redis, log_name);
+      info_ = say_hello(*adapter_);
     }
-  } else {
-    adapter_ = std::make_unique<AdapterProcess>(config, redis, log_name);
-    info_ = say_hello(*adapter_);
-  }
-  hello_at_ = std::chrono::steady_clock::now();
-  if (info_.connect) {
-    json request = {{"op", "connect"}};
-    if (context_.story_ttl) request["ttl_ms"] = context_.story_ttl->count();
-    try {
+    hello_at_ = std::chrono::steady_clock::now();
+    if (info_.connect) {
+      json request = {{"op", "connect"}};
+      if (context_.story_ttl) request["ttl_ms"] = context_.story_ttl->count();
       json connected = adapter_->request(request);
       report_incidents(connected);
       if (!connected["ok"].get<bool>())
         throw AdapterError("adapter '" + adapter_->command() + "' could not connect to " +
                            redis_list(redis) + ": " + error_of(connected, false));
-    } catch (...) {
-      copy_log();
-      throw;
     }
+  } catch (...) {
+    // A pooled adapter logs to the pool's file: what it said before failing
+    // belongs in the run's log, which the error message points to.
+    copy_log();
+    throw;
   }
   if (context_.gate) {
     relay_ = std::make_shared<PauseRelay>();

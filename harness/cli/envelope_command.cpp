@@ -51,11 +51,7 @@ Action add_envelope_command(CLI::App& parent) {
     std::string libraries;
     int repeats = 3;
     int confirm_runs = 3;
-    // Four searches at a time: with adapters kept between runs a library's
-    // search waits on its story's timers, not on starting runtimes (four used
-    // a third of two cores), and four beside two busy loops found the bounds
-    // two at a time did (docs/PERFORMANCE.md, section 7).
-    int jobs = 4;
+    int jobs = 4;  // as certain as two with kept adapters (docs/PERFORMANCE.md, section 7)
     uint64_t seed = 1;
     std::string out_dir = "locklab-out/envelope";
     std::string reuse;

@@ -14,7 +14,7 @@ import uuid
 import redis
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scripted import endpoint, requests, send  # noqa: E402
+from scripted import endpoint, first_endpoint, requests, send  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--redis", required=True)
@@ -27,8 +27,7 @@ client = None
 for rid, op, request in requests():
     if op == "hello":
         if "redis" in request:
-            host, port = request["redis"].split(",")[0].rsplit(":", 1)
-            port = int(port)
+            host, port = first_endpoint(request["redis"])
         print(f"pid {os.getpid()} serves {host}:{port}", file=sys.stderr, flush=True)
         send({"id": rid, "ok": True, "name": "reusable-lock", "connect": True,
               "reusable": not args.not_reusable})

@@ -7,7 +7,12 @@ import sys
 
 def endpoint(args):
     """The host and port of the first --redis endpoint."""
-    host, port = args.redis.split(",")[0].rsplit(":", 1)
+    return first_endpoint(args.redis)
+
+
+def first_endpoint(endpoints):
+    """The host and port of the first of "host:port,host:port"."""
+    host, port = endpoints.split(",")[0].rsplit(":", 1)
     return host, int(port)
 
 
