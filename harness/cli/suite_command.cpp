@@ -187,7 +187,8 @@ int run_suite_command(const SuiteCommandOptions& options, bool seed_given) {
   std::vector<LockUnderTest> runs_locks = suite_options.locks;
   for (LockUnderTest& lock : runs_locks)
     if (lock.adapter) lock.adapter->pool = adapters;
-  suite_options.adapters = adapters;
+  suite_options.adapters_kept = adapters != nullptr;
+  if (adapters) suite_options.adapter_counts = [adapters] { return adapters->counts(); };
   nlohmann::json results =
       suite::run_suite(scenarios, suite_options, cell_runner(runs_locks, servers));
   std::cerr << suite::totals_line(suite::SuiteTotals::from_json(results["totals"])) << "\n"

@@ -69,7 +69,8 @@ std::vector<ShardOutput> read_shards(const std::vector<fs::path>& dirs) {
       throw std::runtime_error("merge: " + s.dir.string() + " is suite " +
                                s.document["suite"].dump() + ", " + first.dir.string() + " is " +
                                first.document["suite"].dump());
-    for (const char* field : {"runs", "seed", "algorithms", "time"}) same(s, field);
+    for (const char* field : {"runs", "seed", "algorithms", "time", "adapters_kept"})
+      same(s, field);
     if (s.shard.count != first.shard.count)
       throw std::runtime_error("merge: " + s.dir.string() + " is a shard of " +
                                std::to_string(s.shard.count) + ", " + first.dir.string() + " of " +
@@ -175,6 +176,15 @@ json merge_suites(const MergeOptions& options) {
     suite.matrix.seed = shard_options["seed"].get<uint64_t>();
   suite.matrix.algorithms = shard_options.value("algorithms", std::vector<std::string>{});
   suite.time = time_mode_named(shard_options.value("time", "real"));
+  // Each shard kept its adapters in a pool of its own, or none did.
+  suite.adapters_kept = shard_options.value("adapters_kept", false);
+  AdapterPool::Counts adapters;
+  for (const ShardOutput& shard : shards) {
+    const json used = shard.document.value("adapters", json::object());
+    adapters.started += used.value("started", 0);
+    adapters.reused += used.value("reused", 0);
+  }
+  suite.adapter_counts = [adapters] { return adapters; };
   // The locks compared, in column order (a suite that predates "locks":
   // its cells' names, an adapter's in place of a built-in id).
   suite.matrix.built_ins = false;

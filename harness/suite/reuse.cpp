@@ -113,7 +113,7 @@ CarriedRuns carried_runs(const fs::path& dir, const std::vector<Scenario>& scena
       earlier.value("options", json::object()).value("time", "real") !=
           time_mode_name(options.time) ||
       earlier.value("options", json::object()).value("adapters_kept", false) !=
-          (options.adapters != nullptr))
+          options.adapters_kept)
     return out;
   for (const Scenario& scenario : scenarios) {
     if (!same_scenario(earlier, scenario, options)) continue;

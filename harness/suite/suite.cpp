@@ -283,7 +283,7 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
         {"jobs", options.jobs},
         {"time", time_mode_name(options.time)},
         {"algorithms", options.matrix.algorithms},
-        {"adapters_kept", options.adapters != nullptr}}},
+        {"adapters_kept", options.adapters_kept}}},
       {"seeds",
        "run k (1-based) of a scenario × algorithm uses seed + k - 1, where seed is --seed or "
        "else the scenario's own (each scenario's is listed under scenarios); each run records "
@@ -297,11 +297,9 @@ json run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& optio
       {"locks", locks}};
   if (options.reuse)
     document["reuse"] = {{"from", options.reuse->string()}, {"cells_carried", carried.cells}};
-  const AdapterPool::Counts adapters =
-      options.adapters ? options.adapters->counts() : AdapterPool::Counts{};
-  document["adapters"] = {{"kept", options.adapters != nullptr},
-                          {"started", adapters.started},
-                          {"reused", adapters.reused}};
+  const AdapterPool::Counts adapters = options.adapter_counts();
+  document["adapters"] = {
+      {"kept", options.adapters_kept}, {"started", adapters.started}, {"reused", adapters.reused}};
   write_file_atomically(options.out_dir / "results.json", document.dump(2) + "\n");
   if (options.junit_file)
     write_file_atomically(*options.junit_file, junit_xml("locklab " + options.name, junit));

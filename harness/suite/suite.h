@@ -57,10 +57,13 @@ struct SuiteOptions {
   nlohmann::json invocation = nlohmann::json::object();
   std::ostream* progress = &std::cerr;
   bool live_progress = false;  // a redrawn status line instead of one line per run
-  // Where the cells keep their adapters between runs (the cell runner's
-  // locks carry it: AdapterConfig::pool); null: every run starts its own.
-  // Only read here, for the document's "adapters".
-  std::shared_ptr<const AdapterPool> adapters;
+  // Whether the cells keep their adapters between runs (the cell runner's
+  // locks carry the pool: AdapterConfig::pool), and how many adapters the
+  // pool started and took again, read when the document is written (a
+  // merge: the shards' sums). Only read here, for the document's
+  // "adapters" and for --reuse.
+  bool adapters_kept = false;
+  std::function<AdapterPool::Counts()> adapter_counts = [] { return AdapterPool::Counts{}; };
 };
 
 // Runs the cells of `options.shard` and writes the output layout above. Each

@@ -741,10 +741,12 @@ TEST_F(RunSuite, KeptAdaptersAreSaidAndNeverCarriedIntoAFreshSuiteOrBack) {
   SuiteOptions kept = fresh;
   kept.out_dir = out.path() / "kept";
   kept.reuse = fresh.out_dir;
-  kept.adapters = std::make_shared<AdapterPool>();
+  kept.adapters_kept = true;
+  kept.adapter_counts = [] { return AdapterPool::Counts{.started = 3, .reused = 5}; };
   suite = run_suite(scenarios, kept, runner);
   EXPECT_EQ(suite["options"]["adapters_kept"], true);
   EXPECT_EQ(suite["adapters"]["kept"], true);
+  EXPECT_EQ(suite["adapters"]["reused"], 5);
   EXPECT_EQ(suite["reuse"]["cells_carried"], 0);
   EXPECT_NE(reports::comparison_markdown(kept.out_dir).find("- adapters kept between runs"),
             std::string::npos);
