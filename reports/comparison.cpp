@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "joined.h"
 #include "run_results.h"
 #include "violation_kind.h"
 
@@ -29,12 +30,6 @@ std::vector<std::string> labels_of(const std::set<std::string>& kinds) {
   std::vector<std::string> out;
   for (const auto& row : violation_kinds())
     if (kinds.count(std::string(row.name))) out.emplace_back(row.label);
-  return out;
-}
-
-std::string joined(const std::vector<std::string>& items, const std::string& separator = ", ") {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "fault_kind.h"
 #include "html.h"
+#include "joined.h"
 #include "violation_kind.h"
 
 namespace locklab::reports {
@@ -60,12 +61,6 @@ std::string num(double v) {
   std::string out = buffer;
   if (out.size() > 2 && out.compare(out.size() - 2, 2, ".0") == 0) out.resize(out.size() - 2);
   return out == "-0" ? "0" : out;
-}
-
-std::string join(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
 }
 
 std::string event_ref(int64_t index) {
@@ -210,7 +205,7 @@ class Drawing {
 
   static std::string fault_label(const Fault& f) {
     std::string label = f.kind;
-    if (!f.targets.empty()) label += " " + join(f.targets, ",");
+    if (!f.targets.empty()) label += " " + joined(f.targets, ",");
     return label;
   }
 

@@ -23,11 +23,12 @@
 namespace locklab::checkers {
 namespace {
 
-const std::string kKind(name(ViolationKind::Liveness));
+const std::string kLivenessKind(name(ViolationKind::Liveness));
 
 class Liveness final : public Kind {
  public:
-  explicit Liveness(Context& context) : context_(context), kind_(context.reporter.counter(kKind)) {}
+  explicit Liveness(Context& context)
+      : context_(context), kind_(context.reporter.counter(kLivenessKind)) {}
 
   unsigned ops() const override { return bit(Op::Acquire) | bit(Op::Extend) | bit(Op::Release); }
 
@@ -273,7 +274,7 @@ class Liveness final : public Kind {
 
   void report(LockId id, const PerLock& lock, const Quiet& quiet) {
     Violation v;
-    v.kind = kKind;
+    v.kind = kLivenessKind;
     v.lock = context_.locks[id];
     const std::string failing = failing_processes(lock, v.processes);
     set_events(v, {lock.freed, lock.first_invoke, lock.last_failure,

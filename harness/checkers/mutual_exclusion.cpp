@@ -21,7 +21,7 @@
 namespace locklab::checkers {
 namespace {
 
-const std::string kKind(name(ViolationKind::MutualExclusion));
+const std::string kMutualExclusionKind(name(ViolationKind::MutualExclusion));
 
 // "1000.5 ms"
 std::string ms_text(double ms) {
@@ -56,7 +56,7 @@ class MutualExclusion final : public Kind {
  public:
   explicit MutualExclusion(Context& context)
       : context_(context),
-        kind_(context.reporter.counter(kKind)),
+        kind_(context.reporter.counter(kMutualExclusionKind)),
         stopped_(context.reporter.counter(std::string(kStoppedByFencing))) {
     for (const auto& row : overlap_classes())
       classes_.push_back(context.reporter.counter(std::string(row.name)));
@@ -191,7 +191,7 @@ class MutualExclusion final : public Kind {
     group.last_grant_ok_ns = later.start.time_ns;
     if (!list) return;
     Violation v;
-    v.kind = kKind;
+    v.kind = kMutualExclusionKind;
     v.lock = context_.locks[later.lock];
     v.processes = {context_.processes[earlier.process], context_.processes[later.process]};
     v.events = {earlier.start.index, later.start.index};

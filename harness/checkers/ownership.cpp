@@ -8,12 +8,12 @@
 namespace locklab::checkers {
 namespace {
 
-const std::string kKind(name(ViolationKind::Ownership));
+const std::string kOwnershipKind(name(ViolationKind::Ownership));
 
 class Ownership final : public Kind {
  public:
   explicit Ownership(Context& context)
-      : context_(context), kind_(context.reporter.counter(kKind)) {}
+      : context_(context), kind_(context.reporter.counter(kOwnershipKind)) {}
 
   unsigned ops() const override { return bit(Op::Acquire) | bit(Op::Extend) | bit(Op::Release); }
 
@@ -43,7 +43,7 @@ class Ownership final : public Kind {
         pending.replaced_by && context_.reporter.count(kind_, step.lock)) {
       const Acquired& q = *pending.replaced_by;
       Violation v;
-      v.kind = kKind;
+      v.kind = kOwnershipKind;
       v.lock = context_.locks[step.lock];
       const std::string& p_name = context_.processes[step.process];
       const std::string& q_name = context_.processes[q.process];

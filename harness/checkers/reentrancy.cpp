@@ -6,12 +6,12 @@
 namespace locklab::checkers {
 namespace {
 
-const std::string kKind(name(ViolationKind::Reentrancy));
+const std::string kReentrancyKind(name(ViolationKind::Reentrancy));
 
 class Reentrancy final : public Kind {
  public:
   explicit Reentrancy(Context& context)
-      : context_(context), kind_(context.reporter.counter(kKind)) {}
+      : context_(context), kind_(context.reporter.counter(kReentrancyKind)) {}
 
   unsigned ops() const override { return bit(Op::Acquire) | bit(Op::Release) | bit(Op::Lost); }
 
@@ -69,7 +69,7 @@ class Reentrancy final : public Kind {
               const char* operation, const char* what) {
     if (!context_.reporter.count(kind_, step.lock)) return;
     Violation v;
-    v.kind = kKind;
+    v.kind = kReentrancyKind;
     v.lock = context_.locks[step.lock];
     const std::string& name = context_.processes[step.process];
     v.processes = {name};
@@ -84,7 +84,7 @@ class Reentrancy final : public Kind {
   void report_not_held(const Step& step, const Depth& depth) {
     if (!context_.reporter.count(kind_, step.lock)) return;
     Violation v;
-    v.kind = kKind;
+    v.kind = kReentrancyKind;
     v.lock = context_.locks[step.lock];
     const std::string& name = context_.processes[step.process];
     v.processes = {name};

@@ -7,12 +7,12 @@
 namespace locklab::checkers {
 namespace {
 
-const std::string kKind(name(ViolationKind::TokenOrder));
+const std::string kTokenOrderKind(name(ViolationKind::TokenOrder));
 
 class TokenOrder final : public Kind {
  public:
   explicit TokenOrder(Context& context)
-      : context_(context), kind_(context.reporter.counter(kKind)) {}
+      : context_(context), kind_(context.reporter.counter(kTokenOrderKind)) {}
 
   unsigned ops() const override { return bit(Op::Acquire); }
 
@@ -29,7 +29,7 @@ class TokenOrder final : public Kind {
     const int64_t token = *step.event.token;
     if (earlier && earlier->key >= token && context_.reporter.count(kind_, step.lock)) {
       Violation v;
-      v.kind = kKind;
+      v.kind = kTokenOrderKind;
       v.lock = context_.locks[step.lock];
       const std::string& later_name = context_.processes[step.process];
       const std::string& earlier_name = context_.processes[earlier->process];

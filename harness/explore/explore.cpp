@@ -15,6 +15,7 @@
 #include "coverage.h"
 #include "html.h"
 #include "invocation.h"
+#include "joined.h"
 #include "lock.h"
 #include "report.h"
 #include "shrink.h"
@@ -28,12 +29,6 @@ using nlohmann::json;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string joined(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
 
 std::vector<std::string> fault_kind_set(const Scenario& s) {
   std::set<std::string> kinds;

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "joined.h"
 #include "json_fields.h"
 
 namespace locklab {
@@ -203,12 +204,6 @@ json fault_json(const FaultFiring& f) {
   json out{{"index", f.index}, {"kind", f.kind}, {"trigger", f.trigger}, {"fired", f.fired}};
   if (f.fired_at_ms) out["fired_at_ms"] = *f.fired_at_ms;
   if (f.ended_at_ms) out["ended_at_ms"] = *f.ended_at_ms;
-  return out;
-}
-
-std::string joined(const std::vector<std::string>& items, const std::string& separator = ", ") {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "incident_kind.h"
+#include "joined.h"
 #include "json_fields.h"
 #include "lock.h"
 #include "shape.h"
@@ -105,12 +106,6 @@ std::string client_name_error(const std::string& name, int clients) {
     }
   }
   return "names client \"" + name + "\", but the clients are c1…c" + std::to_string(clients);
-}
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
 }
 
 // Every parameter name any kind has: a fault object may carry only its own kind's.

@@ -3,17 +3,13 @@
 #include <algorithm>
 #include <set>
 
+#include "joined.h"
+
 namespace locklab::suite {
 
 using nlohmann::json;
 
 namespace {
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 // The first listed violation of `kind` (any kind when empty), explained.
 std::string explanation_of(const RunResult& run, const std::string& kind) {

@@ -10,6 +10,7 @@
 #include "atomic_file.h"
 #include "boundary_search.h"
 #include "checkers.h"
+#include "joined.h"
 #include "matrix.h"
 #include "results.h"
 #include "version.h"
@@ -26,12 +27,6 @@ bool is_integer(const std::string& param) {
     for (const auto& p : row.params)
       if (p.name == param) return p.type == ParamType::Integer;
   return true;  // at_ms, duration_ms
-}
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
 }
 
 // Whether a fault of `kind` has `param` for a sweep to vary (at_ms aside).

@@ -13,7 +13,7 @@ using checkers::Overlap;
 using history::Type;
 using json = nlohmann::json;
 
-constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kNanosPerMs = 1'000'000;
 
 // A copy: callers pass the results of check() as a temporary.
 Overlap only_overlap(const checkers::Results& results) {
@@ -26,16 +26,16 @@ Overlap only_overlap(const checkers::Results& results) {
 // with ttl_ms 1000 and the ok's value `ok_value`; returns the ok's index.
 int64_t acquire_at(HistoryBuilder& h, const std::string& p, int64_t invoke_ms, int64_t ok_ms,
                    json ok_value = nullptr, json invoke_value = {{"ttl_ms", 1000}}) {
-  h.at(invoke_ms * kMs).invoke(p, "acquire", "L", std::move(invoke_value));
-  return h.at(ok_ms * kMs).ok(p, "acquire", "L", std::move(ok_value));
+  h.at(invoke_ms * kNanosPerMs).invoke(p, "acquire", "L", std::move(invoke_value));
+  return h.at(ok_ms * kNanosPerMs).ok(p, "acquire", "L", std::move(ok_value));
 }
 
 int64_t release_at(HistoryBuilder& h, const std::string& p, int64_t ms) {
-  return h.at(ms * kMs).release(p, "L");
+  return h.at(ms * kNanosPerMs).release(p, "L");
 }
 
 int64_t write_at(HistoryBuilder& h, const std::string& p, int64_t ms, int64_t read, Type outcome) {
-  h.at(ms * kMs);
+  h.at(ms * kNanosPerMs);
   return h.write(p, "L", read, outcome);
 }
 
@@ -70,9 +70,9 @@ TEST(OverlapClass, AGrantInsideTheEarlierLeaseIsABrokenLease) {
 TEST(OverlapClass, AGrantThatMayHaveComeFirstBreaksNoLease) {
   HistoryBuilder h;
   h.at(0).invoke("c1", "acquire", "L", {{"ttl_ms", 1000}});
-  h.at(10 * kMs).invoke("c2", "acquire", "L", {{"ttl_ms", 1000}});
-  h.at(20 * kMs).ok("c2", "acquire", "L");
-  h.at(500 * kMs).ok("c1", "acquire", "L");  // inside c2's lease, but begun before it
+  h.at(10 * kNanosPerMs).invoke("c2", "acquire", "L", {{"ttl_ms", 1000}});
+  h.at(20 * kNanosPerMs).ok("c2", "acquire", "L");
+  h.at(500 * kNanosPerMs).ok("c1", "acquire", "L");  // inside c2's lease, but begun before it
   release_at(h, "c2", 600);
   release_at(h, "c1", 700);
   const auto results = check(h.events());
@@ -96,7 +96,7 @@ TEST(OverlapClass, TheShorterOfTtlAndValidityIsTheLease) {
 
   HistoryBuilder late;
   acquire_at(late, "c1", 0, 1, json{{"validity_ms", 600}});
-  acquire_at(late, "c2", 100, 700, json{{"attempt_ns", 650 * kMs}});
+  acquire_at(late, "c2", 100, 700, json{{"attempt_ns", 650 * kNanosPerMs}});
   release_at(late, "c1", 800);
   const Overlap& overrun = only_overlap(check(late.events()));
   EXPECT_EQ(overrun.overlap_class, "overrun");
@@ -138,10 +138,11 @@ TEST(OverlapClass, AnAcceptedLateWriteIsHarmAndItsClockCanMisjudgeTheLease) {
   acquire_at(h, "c2", 1500, 1510);
   write_at(h, "c2", 1600, 0, Type::Ok);
   const int64_t late = write_at(h, "c1", 2000, 0, Type::Ok);
-  h.event(late - 1).client_time_ns = 900 * kMs;  // c1's slow clock: 900 ms into a 1000 ms lease
-  h.event(late).client_time_ns = 901 * kMs;
-  h.at(2100 * kMs).invoke("c1", "release", "L");
-  h.event(late + 1).client_time_ns = 999 * kMs;
+  h.event(late - 1).client_time_ns =
+      900 * kNanosPerMs;  // c1's slow clock: 900 ms into a 1000 ms lease
+  h.event(late).client_time_ns = 901 * kNanosPerMs;
+  h.at(2100 * kNanosPerMs).invoke("c1", "release", "L");
+  h.event(late + 1).client_time_ns = 999 * kNanosPerMs;
   h.ok("c1", "release", "L");
   const auto results = check(h.events());
   ASSERT_EQ(results.counts.at("stale-write"), 1);
@@ -164,9 +165,9 @@ TEST(OverlapClass, AnAcceptedLateWriteIsHarmAndItsClockCanMisjudgeTheLease) {
 TEST(OverlapClass, AWriteInFlightAtTheGrantIsNotLate) {
   HistoryBuilder h;
   acquire_at(h, "c1", 0, 1);
-  h.at(1400 * kMs).invoke("c1", "write", "L", json{{"read", 0}, {"write", 1}});
+  h.at(1400 * kNanosPerMs).invoke("c1", "write", "L", json{{"read", 0}, {"write", 1}});
   acquire_at(h, "c2", 1500, 1510);
-  h.at(1520 * kMs).ok("c1", "write", "L", json{{"read", 0}, {"write", 1}});
+  h.at(1520 * kNanosPerMs).ok("c1", "write", "L", json{{"read", 0}, {"write", 1}});
   release_at(h, "c1", 1600);
   const Overlap& o = only_overlap(check(h.events()));
   EXPECT_EQ(o.overlap_class, "overrun");
@@ -209,8 +210,8 @@ TEST(OverlapClass, AHistoryWithoutTtlIsUnclassifiedNeverAWrongClass) {
 TEST(OverlapClass, ExtendsMoveTheLeaseEnd) {
   HistoryBuilder h;
   acquire_at(h, "c1", 0, 1);
-  h.at(800 * kMs).invoke("c1", "extend", "L", json{{"ttl_ms", 1000}});
-  h.at(810 * kMs).ok("c1", "extend", "L");  // the lease now ends at 1800
+  h.at(800 * kNanosPerMs).invoke("c1", "extend", "L", json{{"ttl_ms", 1000}});
+  h.at(810 * kNanosPerMs).ok("c1", "extend", "L");  // the lease now ends at 1800
   acquire_at(h, "c2", 1500, 1510);
   release_at(h, "c1", 1600);
   const Overlap& o = only_overlap(check(h.events()));
@@ -221,9 +222,9 @@ TEST(OverlapClass, ExtendsMoveTheLeaseEnd) {
   // An extend whose outcome is unknown may have moved it: no overrun is proved.
   HistoryBuilder unknown;
   acquire_at(unknown, "c1", 0, 1);
-  unknown.at(800 * kMs).invoke("c1", "extend", "L", json{{"ttl_ms", 1000}});
-  unknown.at(810 * kMs).info("c1", "extend", "L");
-  acquire_at(unknown, "c2", 1500, 1510, json{{"attempt_ns", 1505 * kMs}});
+  unknown.at(800 * kNanosPerMs).invoke("c1", "extend", "L", json{{"ttl_ms", 1000}});
+  unknown.at(810 * kNanosPerMs).info("c1", "extend", "L");
+  acquire_at(unknown, "c2", 1500, 1510, json{{"attempt_ns", 1505 * kNanosPerMs}});
   release_at(unknown, "c1", 1600);
   EXPECT_EQ(only_overlap(check(unknown.events())).overlap_class, "unclassified");
 }
@@ -244,8 +245,10 @@ TEST(OverlapClass, RenewalsCountOnlyWhenRecorded) {
   // the lease between 1600 and 1610.
   HistoryBuilder seen;
   acquire_at(seen, "c1", 0, 1, json{{"renews", true}, {"renewals_recorded", true}});
-  seen.at(320 * kMs).ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 300 * kMs}});
-  seen.at(610 * kMs).ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 600 * kMs}});
+  seen.at(320 * kNanosPerMs)
+      .ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 300 * kNanosPerMs}});
+  seen.at(610 * kNanosPerMs)
+      .ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 600 * kNanosPerMs}});
   acquire_at(seen, "c2", 1700, 1710);
   release_at(seen, "c1", 2000);
   const Overlap& renewed = only_overlap(check(seen.events()));
@@ -258,7 +261,8 @@ TEST(OverlapClass, RenewalsCountOnlyWhenRecorded) {
   // (answered + ttl) proves neither class.
   HistoryBuilder between;
   acquire_at(between, "c1", 0, 1, json{{"renews", true}, {"renewals_recorded", true}});
-  between.at(610 * kMs).ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 600 * kMs}});
+  between.at(610 * kNanosPerMs)
+      .ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 600 * kNanosPerMs}});
   acquire_at(between, "c2", 1605, 1606);
   release_at(between, "c1", 2000);
   EXPECT_EQ(only_overlap(check(between.events())).overlap_class, "unclassified");
@@ -267,7 +271,8 @@ TEST(OverlapClass, RenewalsCountOnlyWhenRecorded) {
   // Inside the renewed lease: broken.
   HistoryBuilder inside;
   acquire_at(inside, "c1", 0, 1, json{{"renews", true}, {"renewals_recorded", true}});
-  inside.at(610 * kMs).ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 600 * kMs}});
+  inside.at(610 * kNanosPerMs)
+      .ok("c1", "renewed", "L", json{{"ttl_ms", 1000}, {"sent_ns", 600 * kNanosPerMs}});
   acquire_at(inside, "c2", 1100, 1200);
   release_at(inside, "c1", 2000);
   const Overlap& broken = only_overlap(check(inside.events()));
@@ -282,9 +287,10 @@ TEST(OverlapClass, ARenewalInFlightAtTheGrantProvesNoOverrun) {
   auto history = [](int64_t renewal_sent_ms, const char* renewal_type) {
     HistoryBuilder h;
     acquire_at(h, "c1", 0, 1, json{{"renews", true}, {"renewals_recorded", true}});
-    acquire_at(h, "c2", 1100, 1200, json{{"attempt_ns", 1150 * kMs}});  // after c1's 1000 ms lease
-    h.at(1500 * kMs);
-    const json renewal{{"ttl_ms", 1000}, {"sent_ns", renewal_sent_ms * kMs}};
+    acquire_at(h, "c2", 1100, 1200,
+               json{{"attempt_ns", 1150 * kNanosPerMs}});  // after c1's 1000 ms lease
+    h.at(1500 * kNanosPerMs);
+    const json renewal{{"ttl_ms", 1000}, {"sent_ns", renewal_sent_ms * kNanosPerMs}};
     if (std::string(renewal_type) == "ok") h.ok("c1", "renewed", "L", renewal);
     if (std::string(renewal_type) == "info") h.info("c1", "renewed", "L", renewal);
     if (std::string(renewal_type) == "fail") h.fail("c1", "renewed", "L", renewal);
@@ -335,7 +341,7 @@ TEST(ClosestCall, AGrantAfterAnExpiryAndAWriteBeforeTheLeaseEnd) {
   HistoryBuilder h;
   const int64_t c1_ok = acquire_at(h, "c1", 0, 1);
   const int64_t write = write_at(h, "c1", 900, 0, Type::Ok);  // invoked 100 ms before its end
-  const int64_t crash = h.at(950 * kMs).crash({"c1"});
+  const int64_t crash = h.at(950 * kNanosPerMs).crash({"c1"});
   const int64_t c2_ok = acquire_at(h, "c2", 1020, 1030);  // 30 ms after c1's lease ended
   write_at(h, "c2", 1040, 1, Type::Ok);                   // 980 ms before its own end
   release_at(h, "c2", 1100);
@@ -361,9 +367,9 @@ TEST(ClosestCall, AGrantAfterAnExpiryAndAWriteBeforeTheLeaseEnd) {
 TEST(ClosestCall, AFailedReleaseMeansTheLeaseExpired) {
   HistoryBuilder h;
   acquire_at(h, "c1", 0, 1);
-  h.at(1005 * kMs).invoke("c1", "release", "L");
+  h.at(1005 * kNanosPerMs).invoke("c1", "release", "L");
   acquire_at(h, "c2", 1008, 1010);
-  h.at(1012 * kMs).fail("c1", "release", "L", json{{"result", "not-owner"}});
+  h.at(1012 * kNanosPerMs).fail("c1", "release", "L", json{{"result", "not-owner"}});
   release_at(h, "c2", 1100);
   // Known only once c1's release failed, at 1012: granted 10 ms after c1's lease.
   const auto results = check(h.events());
@@ -372,9 +378,9 @@ TEST(ClosestCall, AFailedReleaseMeansTheLeaseExpired) {
 
   HistoryBuilder released;
   acquire_at(released, "c1", 0, 1);
-  released.at(1005 * kMs).invoke("c1", "release", "L");
+  released.at(1005 * kNanosPerMs).invoke("c1", "release", "L");
   acquire_at(released, "c2", 1008, 1010);
-  released.at(1012 * kMs).ok("c1", "release", "L");
+  released.at(1012 * kNanosPerMs).ok("c1", "release", "L");
   EXPECT_FALSE(check(released.events()).closest_call.grant_after_lease);
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "elapsed_since.h"
 #include "hiredis_connection.h"
 #include "leak_check.h"
 #include "redis_server.h"
@@ -16,11 +17,8 @@ namespace locklab {
 namespace {
 
 using namespace std::chrono;
+using testing::elapsed_since;
 using testing::LeakCheck;
-
-milliseconds elapsed_since(steady_clock::time_point start) {
-  return duration_cast<milliseconds>(steady_clock::now() - start);
-}
 
 // The fastest of a few PING round trips: the added latency shows in the
 // minimum, while a busy machine only ever adds to it.

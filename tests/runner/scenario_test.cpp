@@ -226,8 +226,9 @@ namespace locklab {
 namespace {
 
 // A scenario with one fault, given as JSON text, for `algorithms`.
-json with_fault(const std::string& fault, const std::string& algorithms = R"(["set-nx-px"])",
-                const std::string& extra = "") {
+json document_with_fault(const std::string& fault,
+                         const std::string& algorithms = R"(["set-nx-px"])",
+                         const std::string& extra = "") {
   return json::parse(R"({"algorithms":)" + algorithms + R"(,"duration_ms":500,"clients":2)" +
                      extra + R"(,"faults":[)" + fault + "]}");
 }
@@ -240,60 +241,64 @@ void expect_error(const json& document, const std::vector<std::string>& parts) {
 }
 
 TEST(ScenarioFaults, AnUnknownStepIsRejectedNamingTheValidOnes) {
-  expect_error(with_fault(R"({"kind":"pause","when":{"client":"c1","step":"acquird"},
+  expect_error(document_with_fault(R"({"kind":"pause","when":{"client":"c1","step":"acquird"},
                               "duration_ms":100})"),
                {"'faults[0].when.step'", "\"acquird\"", "not a step of set-nx-px",
                 "valid: before-acquire, acquired,", "released"});
   // The algorithm's own steps are valid for it, and listed.
-  expect_error(with_fault(R"({"kind":"pause","when":{"client":"c1","step":"after-sned"},
+  expect_error(document_with_fault(R"({"kind":"pause","when":{"client":"c1","step":"after-sned"},
                               "duration_ms":100})",
-                          R"(["redlock"])"),
+                                   R"(["redlock"])"),
                {"after-send, after-validity-check"});
-  EXPECT_EQ(error_of(with_fault(R"({"kind":"pause","when":{"client":"c1","step":"after-send"},
+  EXPECT_EQ(
+      error_of(document_with_fault(R"({"kind":"pause","when":{"client":"c1","step":"after-send"},
                                     "duration_ms":100})",
-                                R"(["redlock"])")),
-            "");
+                                   R"(["redlock"])")),
+      "");
 }
 
 TEST(ScenarioFaults, AStepOfSomeAlgorithmsOnlyMustSayWhichRunsItIsFor) {
   const std::string fault = R"({"kind":"crash-client","when":{"client":"c1","step":"after-setnx"})";
   expect_error(
-      with_fault(fault + "}", R"(["setnx-expire","set-nx-px"])"),
+      document_with_fault(fault + "}", R"(["setnx-expire","set-nx-px"])"),
       {"a step of setnx-expire only", "set-nx-px would never reach it", "faults[0].algorithms"});
-  EXPECT_EQ(error_of(with_fault(fault + R"(,"algorithms":["setnx-expire"]})",
-                                R"(["setnx-expire","set-nx-px"])")),
+  EXPECT_EQ(error_of(document_with_fault(fault + R"(,"algorithms":["setnx-expire"]})",
+                                         R"(["setnx-expire","set-nx-px"])")),
             "");
-  expect_error(with_fault(fault + R"(,"algorithms":["redlock"]})", R"(["setnx-expire"])"),
+  expect_error(document_with_fault(fault + R"(,"algorithms":["redlock"]})", R"(["setnx-expire"])"),
                {"'faults[0].algorithms'", "\"redlock\"", "does not run"});
 }
 
 TEST(ScenarioFaults, NestingStepsNeedReentryAndAReentrantLock) {
   const std::string fault =
       R"({"kind":"pause","duration_ms":50,"when":{"client":"c1","step":"reacquired"}})";
-  expect_error(with_fault(fault, R"(["redisson-hash"])"), {"workload.reentry > 1"});
-  expect_error(with_fault(fault, R"(["set-nx-px"])", R"(,"workload":{"reentry":2})"),
+  expect_error(document_with_fault(fault, R"(["redisson-hash"])"), {"workload.reentry > 1"});
+  expect_error(document_with_fault(fault, R"(["set-nx-px"])", R"(,"workload":{"reentry":2})"),
                {"re-entrant", "set-nx-px does not nest"});
-  EXPECT_EQ(error_of(with_fault(fault, R"(["redisson-hash"])", R"(,"workload":{"reentry":2})")),
-            "");
+  EXPECT_EQ(
+      error_of(document_with_fault(fault, R"(["redisson-hash"])", R"(,"workload":{"reentry":2})")),
+      "");
 }
 
 TEST(ScenarioFaults, ATimeAtOrPastTheEndOfTheRunIsRejected) {
-  expect_error(with_fault(R"({"kind":"partition","at_ms":500})"),
+  expect_error(document_with_fault(R"({"kind":"partition","at_ms":500})"),
                {"'faults[0].at_ms'", "500 ms", "duration_ms 500", "never fire"});
-  EXPECT_EQ(error_of(with_fault(R"({"kind":"partition","at_ms":499})")), "");
+  EXPECT_EQ(error_of(document_with_fault(R"({"kind":"partition","at_ms":499})")), "");
 }
 
 TEST(ScenarioFaults, TargetsTheTopologyDoesNotHaveAreRejected) {
-  expect_error(with_fault(R"({"kind":"sigstop-node","at_ms":10,"duration_ms":10,"nodes":[1]})"),
-               {"'faults[0].nodes'", "server 1", "set-nx-px runs on 1 server"});
+  expect_error(
+      document_with_fault(R"({"kind":"sigstop-node","at_ms":10,"duration_ms":10,"nodes":[1]})"),
+      {"'faults[0].nodes'", "server 1", "set-nx-px runs on 1 server"});
   // Redlock runs on five masters even when the topology names one node.
-  EXPECT_EQ(error_of(with_fault(R"({"kind":"sigstop-node","at_ms":10,"duration_ms":10,
+  EXPECT_EQ(error_of(document_with_fault(R"({"kind":"sigstop-node","at_ms":10,"duration_ms":10,
                                     "nodes":[4]})",
-                                R"(["redlock"])")),
+                                         R"(["redlock"])")),
             "");
-  expect_error(with_fault(R"({"kind":"pause","at_ms":10,"duration_ms":10,"clients":["c3"]})"),
-               {"'faults[0].clients'", "c1…c2"});
-  expect_error(with_fault(R"({"kind":"pause","duration_ms":10,"when":{"client":"c9",
+  expect_error(
+      document_with_fault(R"({"kind":"pause","at_ms":10,"duration_ms":10,"clients":["c3"]})"),
+      {"'faults[0].clients'", "c1…c2"});
+  expect_error(document_with_fault(R"({"kind":"pause","duration_ms":10,"when":{"client":"c9",
                               "step":"acquired"}})"),
                {"'faults[0].when.client'", "c9"});
 }
@@ -302,7 +307,8 @@ TEST(ScenarioFaults, TargetsTheTopologyDoesNotHaveAreRejected) {
 TEST(ScenarioFaults, AFaultLastsUntilAWorkloadStepOfAClientItDoesNotStop) {
   const std::string until = R"("until":{"client":"c1","step":"acquired"})";
   Scenario s = parse_scenario(
-      with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],"duration_ms":300,)" + until + "}"),
+      document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],"duration_ms":300,)" +
+                          until + "}"),
       "s.json");
   ASSERT_TRUE(s.faults[0].until);
   EXPECT_EQ(s.faults[0].until->client, "c1");
@@ -313,22 +319,24 @@ TEST(ScenarioFaults, AFaultLastsUntilAWorkloadStepOfAClientItDoesNotStop) {
   EXPECT_EQ(again["faults"][0]["until"], json({{"client", "c1"}, {"step", "acquired"}}));
   EXPECT_EQ(parse_scenario(again, "s.json").faults[0].until->step, "acquired");
   // The step alone ends it: a pause needs no duration then.
-  EXPECT_EQ(error_of(with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],)" + until + "}")),
-            "");
-  expect_error(with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"]})"),
+  EXPECT_EQ(
+      error_of(document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],)" + until + "}")),
+      "");
+  expect_error(document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"]})"),
                {"'faults[0].duration_ms'", "required for pause", "\"until\""});
-  expect_error(with_fault(R"({"kind":"crash-client","at_ms":10,)" + until + "}"),
+  expect_error(document_with_fault(R"({"kind":"crash-client","at_ms":10,)" + until + "}"),
                {"'faults[0].until'", "crash-client", "does not undo"});
   expect_error(
-      with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
+      document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
                               "until":{"client":"c1","step":"after-send"}})",
-                 R"(["redlock"])"),
+                          R"(["redlock"])"),
       {"'faults[0].until.step'", "\"after-send\"", "not a step of the workload", "acquired"});
-  expect_error(with_fault(R"({"kind":"pause","at_ms":0,"clients":["c1","c2"],)" + until + "}"),
-               {"'faults[0].until.client'", "c1, which this pause stops"});
-  expect_error(with_fault(R"({"kind":"pause","at_ms":0,)" + until + "}"),
+  expect_error(
+      document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c1","c2"],)" + until + "}"),
+      {"'faults[0].until.client'", "c1, which this pause stops"});
+  expect_error(document_with_fault(R"({"kind":"pause","at_ms":0,)" + until + "}"),
                {"'faults[0].until.client'", "which this pause stops"});
-  expect_error(with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
+  expect_error(document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
                               "until":{"client":"c7","step":"acquired"}})"),
                {"'faults[0].until.client'", "c7"});
 }
@@ -340,8 +348,9 @@ TEST(ScenarioFaults, AFaultLastsUntilAnotherFaultHasEnded) {
       R"({"kind":"failover","mode":"manual","when":{"client":"c1","step":"acquired"}})";
   const std::string two = R"(,"topology":{"replicas":1})";
   Scenario s = parse_scenario(
-      with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],"until":{"fault":1}},)" + failover,
-                 R"(["set-nx-px"])", two),
+      document_with_fault(
+          R"({"kind":"pause","at_ms":0,"clients":["c2"],"until":{"fault":1}},)" + failover,
+          R"(["set-nx-px"])", two),
       "s.json");
   ASSERT_TRUE(s.faults[0].until_fault_ends);
   EXPECT_EQ(*s.faults[0].until_fault_ends, 1u);
@@ -355,70 +364,74 @@ TEST(ScenarioFaults, AFaultLastsUntilAnotherFaultHasEnded) {
   auto pause_until = [](const std::string& fault) {
     return R"({"kind":"pause","at_ms":0,"clients":["c2"],"until":{"fault":)" + fault + "}}";
   };
-  expect_error(with_fault(pause_until("2") + "," + failover, R"(["set-nx-px"])", two),
+  expect_error(document_with_fault(pause_until("2") + "," + failover, R"(["set-nx-px"])", two),
                {"'faults[0].until.fault'", "is 2", "2 faults (0…1)"});
-  expect_error(with_fault(pause_until("0")), {"'faults[0].until.fault'", "itself"});
-  expect_error(with_fault(pause_until("1") + R"(,{"kind":"crash-client","at_ms":10})"),
+  expect_error(document_with_fault(pause_until("0")), {"'faults[0].until.fault'", "itself"});
+  expect_error(document_with_fault(pause_until("1") + R"(,{"kind":"crash-client","at_ms":10})"),
                {"'faults[0].until.fault'", "faults[1] (crash-client)", "records no end"});
-  expect_error(with_fault(pause_until("-1")), {"'faults[0].until.fault'"});
-  expect_error(with_fault(pause_until("1") + R"(,{"kind":"pause","at_ms":10,"clients":["c1"],
-                                                   "until":{"fault":0}})"),
-               {"'faults[0].until.fault'", "waits for this one's end"});
-  // A pause of c1 would keep c1 from the step that fires the failover.
+  expect_error(document_with_fault(pause_until("-1")), {"'faults[0].until.fault'"});
   expect_error(
-      with_fault(R"({"kind":"pause","at_ms":0,"clients":["c1"],"until":{"fault":1}},)" + failover,
-                 R"(["set-nx-px"])", two),
-      {"'faults[0].until.fault'", "c1's step fires", "never fire"});
+      document_with_fault(pause_until("1") + R"(,{"kind":"pause","at_ms":10,"clients":["c1"],
+                                                   "until":{"fault":0}})"),
+      {"'faults[0].until.fault'", "waits for this one's end"});
+  // A pause of c1 would keep c1 from the step that fires the failover.
+  expect_error(document_with_fault(
+                   R"({"kind":"pause","at_ms":0,"clients":["c1"],"until":{"fault":1}},)" + failover,
+                   R"(["set-nx-px"])", two),
+               {"'faults[0].until.fault'", "c1's step fires", "never fire"});
   // Only a fault the nemesis undoes waits.
-  expect_error(with_fault(R"({"kind":"crash-client","at_ms":10,"until":{"fault":1}},)" + failover,
+  expect_error(
+      document_with_fault(R"({"kind":"crash-client","at_ms":10,"until":{"fault":1}},)" + failover,
                           R"(["set-nx-px"])", two),
-               {"'faults[0].until'", "crash-client", "does not undo"});
+      {"'faults[0].until'", "crash-client", "does not undo"});
 }
 
 // A replication cut or a failover names node 0's replicas by number: the
 // story of a WAIT acknowledged by one replica while another is promoted.
 TEST(ScenarioFaults, ReplicationFaultsNameTheReplicasTheyActOn) {
   const std::string two = R"(,"topology":{"replicas":2})";
-  Scenario s = parse_scenario(with_fault(R"({"kind":"cut-replication","at_ms":0,"nodes":[1]},
+  Scenario s =
+      parse_scenario(document_with_fault(R"({"kind":"cut-replication","at_ms":0,"nodes":[1]},
                     {"kind":"failover","at_ms":10,"mode":"manual","nodes":[1]})",
                                          R"(["set-nx-px"])", two),
-                              "s.json");
+                     "s.json");
   EXPECT_EQ(s.faults[0].nodes, std::vector<int>{1});
   EXPECT_EQ(s.faults[1].nodes, std::vector<int>{1});
   EXPECT_EQ(scenario_to_json(s)["faults"][1]["nodes"], json({1}));
-  expect_error(
-      with_fault(R"({"kind":"cut-replication","at_ms":0,"nodes":[2]})", R"(["set-nx-px"])", two),
-      {"'faults[0].nodes' names replica 2, but node 0 has 2"});
-  expect_error(with_fault(R"({"kind":"failover","at_ms":0,"mode":"manual","nodes":[0,1]})",
-                          R"(["set-nx-px"])", two),
+  expect_error(document_with_fault(R"({"kind":"cut-replication","at_ms":0,"nodes":[2]})",
+                                   R"(["set-nx-px"])", two),
+               {"'faults[0].nodes' names replica 2, but node 0 has 2"});
+  expect_error(document_with_fault(R"({"kind":"failover","at_ms":0,"mode":"manual","nodes":[0,1]})",
+                                   R"(["set-nx-px"])", two),
                {"'faults[0].nodes' names the one replica that becomes the master"});
-  expect_error(with_fault(R"({"kind":"failover","at_ms":0,"nodes":[1]})", R"(["set-nx-px"])",
+  expect_error(
+      document_with_fault(R"({"kind":"failover","at_ms":0,"nodes":[1]})", R"(["set-nx-px"])",
                           R"(,"topology":{"replicas":2,"sentinels":3})"),
-               {"'faults[0].nodes'", "only a manual failover"});
-  expect_error(with_fault(R"({"kind":"pause","at_ms":0,"duration_ms":5,"nodes":[0]})"),
+      {"'faults[0].nodes'", "only a manual failover"});
+  expect_error(document_with_fault(R"({"kind":"pause","at_ms":0,"duration_ms":5,"nodes":[0]})"),
                {"'faults[0].nodes' does not apply to pause"});
 }
 
 TEST(ScenarioFaults, FieldsAreReadAsTheFaultVocabularySays) {
-  expect_error(with_fault(R"({"kind":"pauze","at_ms":10})"),
+  expect_error(document_with_fault(R"({"kind":"pauze","at_ms":10})"),
                {"'faults[0].kind'", "pause, crash-client", "failover", "\"pauze\""});
-  expect_error(with_fault(R"({"kind":"pause","at_ms":10})"),
+  expect_error(document_with_fault(R"({"kind":"pause","at_ms":10})"),
                {"'faults[0].duration_ms' is required for pause"});
-  expect_error(with_fault(R"({"kind":"crash-client","at_ms":10,"duration_ms":5})"),
+  expect_error(document_with_fault(R"({"kind":"crash-client","at_ms":10,"duration_ms":5})"),
                {"'faults[0].duration_ms' does not apply to crash-client"});
-  expect_error(with_fault(R"({"kind":"pause","at_ms":10,"duration_ms":5,"delta_ms":3})"),
+  expect_error(document_with_fault(R"({"kind":"pause","at_ms":10,"duration_ms":5,"delta_ms":3})"),
                {"'faults[0].delta_ms' does not apply to pause", "its parameters: none"});
-  expect_error(with_fault(R"({"kind":"delay","at_ms":10,"rate":2})"),
+  expect_error(document_with_fault(R"({"kind":"delay","at_ms":10,"rate":2})"),
                {"'faults[0].rate' does not apply to delay", "delay_ms, jitter_ms"});
-  expect_error(with_fault(R"({"kind":"partition","at_ms":10,"how":"drop"})"),
+  expect_error(document_with_fault(R"({"kind":"partition","at_ms":10,"how":"drop"})"),
                {"'faults[0].how' must be \"blackhole\" or \"reject\""});
-  expect_error(with_fault(R"({"kind":"sigstop-node","at_ms":10,"duration_ms":5,
+  expect_error(document_with_fault(R"({"kind":"sigstop-node","at_ms":10,"duration_ms":5,
                               "clients":["c1"]})"),
                {"'faults[0].clients' does not apply to sigstop-node"});
-  expect_error(with_fault(R"({"kind":"clock-rate","at_ms":10,"duration_ms":5,"rate":0})"),
+  expect_error(document_with_fault(R"({"kind":"clock-rate","at_ms":10,"duration_ms":5,"rate":0})"),
                {"'faults[0].rate' must be a number in (0, 1000]"});
   const Scenario s = parse_scenario(
-      with_fault(R"({"kind":"delay","at_ms":10,"delay_ms":40,"jitter_ms":5,"nodes":[0]})"),
+      document_with_fault(R"({"kind":"delay","at_ms":10,"delay_ms":40,"jitter_ms":5,"nodes":[0]})"),
       "s.json");
   ASSERT_EQ(s.faults.size(), 1u);
   EXPECT_EQ(s.faults[0].kind, FaultKind::Delay);

@@ -24,7 +24,8 @@ std::string minimal_scenario(const std::string& name) {
   return R"({"name": ")" + name + R"(", "algorithms": ["set-nx-px"]})";
 }
 
-Scenario scenario(const std::string& name, std::vector<std::string> algorithms, uint64_t seed) {
+Scenario named_scenario(const std::string& name, std::vector<std::string> algorithms,
+                        uint64_t seed) {
   Scenario s;
   s.name = name;
   s.algorithms = std::move(algorithms);
@@ -94,8 +95,8 @@ TEST(LoadScenarios, NamesMustBeUniqueAndUsableAsDirectories) {
 }
 
 TEST(BuildMatrix, ScenarioThenAlgorithmThenRunWithDerivedSeeds) {
-  std::vector<Scenario> scenarios = {scenario("first", {"set-nx-px", "redlock"}, 10),
-                                     scenario("second", {"fenced"}, 50)};
+  std::vector<Scenario> scenarios = {named_scenario("first", {"set-nx-px", "redlock"}, 10),
+                                     named_scenario("second", {"fenced"}, 50)};
   MatrixOptions options;
   options.runs = 2;
   auto cells = build_matrix(scenarios, options);
@@ -119,8 +120,8 @@ TEST(BuildMatrix, ScenarioThenAlgorithmThenRunWithDerivedSeeds) {
 }
 
 TEST(BuildMatrix, SeedOverrideAndAlgorithmFilter) {
-  std::vector<Scenario> scenarios = {scenario("first", {"set-nx-px", "redlock"}, 10),
-                                     scenario("second", {"fenced"}, 50)};
+  std::vector<Scenario> scenarios = {named_scenario("first", {"set-nx-px", "redlock"}, 10),
+                                     named_scenario("second", {"fenced"}, 50)};
   MatrixOptions options;
   options.seed = 7;
   options.algorithms = {"redlock", "fenced"};
@@ -137,8 +138,8 @@ TEST(BuildMatrix, SeedOverrideAndAlgorithmFilter) {
 }
 
 TEST(BuildMatrix, AnExternalLockReplacesEveryScenariosAlgorithms) {
-  std::vector<Scenario> scenarios = {scenario("first", {"set-nx-px", "redlock"}, 10),
-                                     scenario("second", {"fenced"}, 50)};
+  std::vector<Scenario> scenarios = {named_scenario("first", {"set-nx-px", "redlock"}, 10),
+                                     named_scenario("second", {"fenced"}, 50)};
   MatrixOptions options;
   options.built_ins = false;
   options.extra = {{"my-lock", std::nullopt}};
@@ -158,8 +159,8 @@ TEST(BuildMatrix, AnExternalLockReplacesEveryScenariosAlgorithms) {
 }
 
 TEST(BuildMatrix, ExtraLocksRunBesideEachScenariosOwnAlgorithms) {
-  std::vector<Scenario> scenarios = {scenario("first", {"set-nx-px", "redlock"}, 10),
-                                     scenario("second", {"fenced"}, 50)};
+  std::vector<Scenario> scenarios = {named_scenario("first", {"set-nx-px", "redlock"}, 10),
+                                     named_scenario("second", {"fenced"}, 50)};
   MatrixOptions options;
   options.extra = {{"redlock-library", "redlock"}, {"any-lock", std::nullopt}};
   std::vector<std::pair<size_t, std::string>> cells;
@@ -189,7 +190,7 @@ TEST(Shard, ParsesIOverN) {
 }
 
 TEST(Shard, SelectsByIndexModuloCount) {
-  std::vector<Scenario> scenarios = {scenario("s", {"set-nx-px", "redlock", "fenced"}, 1)};
+  std::vector<Scenario> scenarios = {named_scenario("s", {"set-nx-px", "redlock", "fenced"}, 1)};
   MatrixOptions options;
   options.runs = 2;
   auto cells = build_matrix(scenarios, options);  // six cells
@@ -208,8 +209,8 @@ RC_GTEST_PROP(Shard, ShardsPartitionTheMatrixEvenly, ()) {
   std::vector<Scenario> scenarios;
   for (int s = 0; s < scenario_count; ++s) {
     auto count = size_t(*rc::gen::inRange(1, int(ids.size()) + 1));
-    scenarios.push_back(
-        scenario("s" + std::to_string(s), {ids.begin(), ids.begin() + long(count)}, uint64_t(s)));
+    scenarios.push_back(named_scenario("s" + std::to_string(s),
+                                       {ids.begin(), ids.begin() + long(count)}, uint64_t(s)));
   }
   MatrixOptions options;
   options.runs = runs;
