@@ -51,7 +51,7 @@ Action add_envelope_command(CLI::App& parent) {
     std::string libraries;
     int repeats = 3;
     int confirm_runs = 3;
-    int jobs = 8;  // as certain as two with kept adapters (docs/PERFORMANCE.md, section 7)
+    int jobs = 4;  // as certain as two; eight is not (docs/PERFORMANCE.md, section 7)
     uint64_t seed = 1;
     std::string out_dir = "locklab-out/envelope";
     std::string reuse;

@@ -141,7 +141,9 @@ void expect_clock_held_until_answered(bool requester_waits) {
               }});
   server.join();
   EXPECT_TRUE(answered_when_sleeper_woke) << "the clock moved while a request was out";
-  if (requester_waits) EXPECT_EQ(requester_read_at, 0) << "the clock moved during the wait";
+  if (requester_waits) {
+    EXPECT_EQ(requester_read_at, 0) << "the clock moved during the wait";
+  }
 }
 
 TEST(VirtualTime, TheClockStandsStillWhileAFiberAwaitsAnAnswer) {

@@ -76,8 +76,9 @@ TEST(ExploreRun, AShortExplorationWritesEveryRunCoverageAndValidFindings) {
     EXPECT_EQ(minimal.expectation_for("set-nx-px").verdict, Verdict::Violated);
     EXPECT_LE(minimal.faults.size(), f["original_faults"].get<size_t>());
     EXPECT_EQ(f["reproduced"]["runs"], 2);
-    if (f["report"].is_string())
+    if (f["report"].is_string()) {
       EXPECT_TRUE(fs::exists(out.path() / f["report"].get<std::string>()));
+    }
   }
   std::ifstream index(out.path() / "index.html");
   std::stringstream html;

@@ -129,12 +129,20 @@ TEST(FaultKinds, EveryRowSaysWhatItNeedsAndHowExploreDrawsIt) {
           << range.param << " is not a field of the kind";
     }
     for (const auto& p : row.params) {
-      if (!p.choice_needs.empty()) EXPECT_EQ(p.choice_needs.size(), p.choices.size());
-      if (!p.choice_weights.empty()) EXPECT_EQ(p.choice_weights.size(), p.choices.size());
+      if (!p.choice_needs.empty()) {
+        EXPECT_EQ(p.choice_needs.size(), p.choices.size());
+      }
+      if (!p.choice_weights.empty()) {
+        EXPECT_EQ(p.choice_weights.size(), p.choices.size());
+      }
     }
     // A kind acting on links needs them; one on replication needs a replica.
-    if (row.target == FaultTarget::Link) EXPECT_TRUE(row.needs.has(Need::ClientLinks));
-    if (row.target == FaultTarget::Replication) EXPECT_TRUE(row.needs.has(Need::Replica));
+    if (row.target == FaultTarget::Link) {
+      EXPECT_TRUE(row.needs.has(Need::ClientLinks));
+    }
+    if (row.target == FaultTarget::Replication) {
+      EXPECT_TRUE(row.needs.has(Need::Replica));
+    }
   }
 }
 

@@ -354,7 +354,9 @@ TEST(Nemesis, APauseUntilAnotherClientsStepLastsUntilThatStep) {
   EXPECT_GT(pause[1]["time_ns"].get<int64_t>(), released_at)
       << "the pause ended before c1 released";
   for (const auto& e : r.history)
-    if (e["process"] == "c2") EXPECT_GT(e["time_ns"].get<int64_t>(), released_at) << e.dump();
+    if (e["process"] == "c2") {
+      EXPECT_GT(e["time_ns"].get<int64_t>(), released_at) << e.dump();
+    }
   EXPECT_FALSE(r.events("c2", "acquire", "ok").empty()) << "c2 went on after the step";
   EXPECT_TRUE(r.result["faults"][0]["ended_at_ms"].is_number());
 }
@@ -425,7 +427,9 @@ TEST(Nemesis, APauseUntilAnotherFaultsEndLastsUntilThatEnd) {
   EXPECT_GE(pause[1]["time_ns"].get<int64_t>(), jump_ended_at)
       << "the pause ended before the fault it waits for";
   for (const auto& e : r.history)
-    if (e["process"] == "c2") EXPECT_GE(e["time_ns"].get<int64_t>(), jump_ended_at) << e.dump();
+    if (e["process"] == "c2") {
+      EXPECT_GE(e["time_ns"].get<int64_t>(), jump_ended_at) << e.dump();
+    }
   EXPECT_FALSE(r.events("c2", "acquire", "ok").empty()) << "c2 went on after the fault's end";
 }
 
