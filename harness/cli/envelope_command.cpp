@@ -116,7 +116,7 @@ Action add_envelope_command(CLI::App& parent) {
   return [options] {
     const std::vector<EnvelopeAxis> axes = axes_named(options->axes);
     const std::vector<LockUnderTest> locks =
-        chosen_locks(built_ins_and_libraries(options->libraries), options->locks);
+        chosen_locks(built_ins_and_libraries(options->libraries, options->locks), options->locks);
     const Servers servers = checked_servers("", options->time);
     // One pool for every search: a lock's searches come one after another,
     // so its adapters are taken again before they are pushed out.

@@ -123,10 +123,11 @@ std::vector<LockUnderTest> suite_locks(const SuiteCommandOptions& options,
   }
   std::vector<LockUnderTest> locks = built_in_locks();
   if (options.libraries.empty()) return locks;
-  std::vector<LockUnderTest> libraries = load_libraries(options.libraries);
+  // -a names the locks to run: no other library's adapter is started.
+  Libraries libraries = load_libraries(options.libraries, options.algorithms);
   for (const Scenario& scenario : scenarios)
-    check_library_names(scenario, libraries, options.libraries);
-  for (LockUnderTest& library : libraries) {
+    check_library_names(scenario, libraries.names, options.libraries);
+  for (LockUnderTest& library : libraries.locks) {
     matrix.extra.push_back({library.name, library.like});
     locks.push_back(std::move(library));
   }

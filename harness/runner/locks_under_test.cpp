@@ -20,10 +20,11 @@ std::optional<LockUnderTest> adapter_lock_if_given(const std::string& command,
   return adapter_lock(command, like);
 }
 
-std::vector<LockUnderTest> built_ins_and_libraries(const std::string& libraries_file) {
+std::vector<LockUnderTest> built_ins_and_libraries(const std::string& libraries_file,
+                                                   const std::vector<std::string>& wanted) {
   std::vector<LockUnderTest> locks = built_in_locks();
   if (!libraries_file.empty())
-    for (LockUnderTest& library : load_libraries(libraries_file))
+    for (LockUnderTest& library : load_libraries(libraries_file, wanted).locks)
       locks.push_back(std::move(library));
   return locks;
 }

@@ -27,8 +27,10 @@ std::optional<LockUnderTest> adapter_lock_if_given(const std::string& command,
                                                    const std::string& like);
 
 // Every built-in algorithm, then each library of `libraries_file` (none when
-// ""), every library asked hello once. Throws LibrariesError (libraries.h).
-std::vector<LockUnderTest> built_ins_and_libraries(const std::string& libraries_file);
+// ""), asked hello once, but none whose declared name a non-empty `wanted`
+// leaves out (load_libraries). Throws LibrariesError (libraries.h).
+std::vector<LockUnderTest> built_ins_and_libraries(const std::string& libraries_file,
+                                                   const std::vector<std::string>& wanted = {});
 
 // The lock named `name` among `locks` (a built-in id, an adapter's or a
 // library's name), or nullptr.

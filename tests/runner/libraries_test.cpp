@@ -24,10 +24,10 @@ class LibrariesFile : public ::testing::Test {
     return file;
   }
 
-  // The one-line error load_libraries gives for `text`.
-  std::string error_of(const std::string& text) {
+  // The one-line error load_libraries gives for `text`, wanting `wanted`.
+  std::string error_of(const std::string& text, const std::vector<std::string>& wanted = {}) {
     try {
-      load_libraries(write(text));
+      load_libraries(write(text), wanted);
     } catch (const LibrariesError& e) {
       return e.what();
     }
@@ -42,7 +42,8 @@ TEST_F(LibrariesFile, EachLibraryIsAskedHelloInTheFilesDirectory) {
   std::filesystem::copy_file(kAdapters + "/exits_after_hello.sh", dir_.path() / "mine.sh");
   const auto locks = load_libraries(write(R"({"libraries": [{"adapter": "sh mine.sh",
       "like": "redlock", "unclassified_overlaps": "it keeps its winning try to itself",
-      "unlock_deletes_any_holder": "its unlock is a plain DEL"}]})"));
+      "unlock_deletes_any_holder": "its unlock is a plain DEL"}]})"))
+                         .locks;
   ASSERT_EQ(locks.size(), 1u);
   EXPECT_EQ(locks[0].unclassified_overlaps, "it keeps its winning try to itself");
   EXPECT_EQ(locks[0].unlock_deletes_any_holder, "its unlock is a plain DEL");
@@ -84,10 +85,38 @@ TEST_F(LibrariesFile, BadFilesAreOneLineNamingTheEntry) {
             std::string::npos);
 }
 
+TEST_F(LibrariesFile, ALibraryWithADeclaredNameIsAskedOnlyWhenWanted) {
+  // The second entry's adapter does not exist: asking it would fail.
+  const auto file = write(R"({"libraries": [
+      {"name": "exits-after-hello", "adapter": "sh )" +
+                          kAdapters + R"(/exits_after_hello.sh"},
+      {"name": "never-started", "adapter": "sh does-not-exist.sh", "like": "redlock"}]})");
+  const Libraries some = load_libraries(file, {"exits-after-hello", "redlock"});
+  ASSERT_EQ(some.locks.size(), 1u);
+  EXPECT_EQ(some.locks[0].name, "exits-after-hello");
+  EXPECT_EQ(some.names, (std::vector<std::string>{"exits-after-hello", "never-started"}));
+  EXPECT_THROW(load_libraries(file, {"never-started"}), LibrariesError) << "wanted, so asked";
+  EXPECT_THROW(load_libraries(file), LibrariesError) << "every library is wanted";
+}
+
+TEST_F(LibrariesFile, ADeclaredNameIsTheOneTheAdapterAnswers) {
+  const std::string wrong = error_of(R"({"libraries": [{"name": "mine", "adapter": "sh )" +
+                                     kAdapters + R"(/exits_after_hello.sh"}]})");
+  EXPECT_NE(wrong.find("'libraries[0].name' is \"mine\", but its adapter answers hello as "
+                       "\"exits-after-hello\""),
+            std::string::npos)
+      << wrong;
+  // Two entries declaring one name are refused, though neither is asked.
+  const std::string twice = error_of(R"({"libraries": [{"name": "a", "adapter": "sh x.sh"},
+                                                       {"name": "a", "adapter": "sh y.sh"}]})",
+                                     {"b"});
+  EXPECT_NE(twice.find("libraries[1] is named \"a\" like another lock"), std::string::npos)
+      << twice;
+}
+
 TEST_F(LibrariesFile, AStoryNamingALibraryNotInTheFileIsAnError) {
   const auto file = dir_.path() / "libraries.json";
-  std::vector<LockUnderTest> libraries(1);
-  libraries[0].name = "node-redlock-v5";
+  const std::vector<std::string> libraries{"node-redlock-v5"};
   Scenario s = parse_scenario(json::parse(R"({"name":"s","algorithms":["redlock"],
       "libraries":{"node-redlock-v5":{"verdict":"safe"}}})"),
                               "story.json");
