@@ -2,7 +2,8 @@
 """Checks the "reset" op of every adapter of a runtime that says hello with
 "reusable" (harness/adapter/PROTOCOL.md, "Kept between runs"), against two
 real redis-server processes of its own on loopback: the adapter locks and
-unlocks on servers A, takes the lock again and is reset while it holds it
+unlocks on servers A (after a connect that leaves no key: a warm-up lock
+is released), takes the lock again and is reset while it holds it
 (a story may end with its client holding), and must then have no
 connection left to A (its clients, timers and watchdogs closed); the next
 hello names servers B, a lock and an unlock must work there, and once a
@@ -152,6 +153,10 @@ def check(entry, project, a, b, log):
                 connected = adapter.ask({"op": "connect", "ttl_ms": 2000})
                 if not connected.get("ok"):
                     raise RuntimeError(f"connect to {what} answered {connected}")
+                # A warm-up lock taken at connect is released before the story.
+                keys = {key.decode() for server in servers for key in server.client.keys()}
+                if keys:
+                    raise RuntimeError(f"connect to {what} left keys behind: {sorted(keys)}")
             lock_and_unlock(adapter, what)
             if servers is a:
                 held = adapter.ask({"op": "acquire", "lock": "L", "ttl_ms": 2000, "wait_ms": 0})

@@ -70,6 +70,19 @@ public final class ShedLockRedis implements Protocol.Adapter {
         provider = new RedisLockProvider.Builder(built).safeUpdate(safeUpdate).build();
     }
 
+    /**
+     * Its lock() is a SET NX PX, no script; with safeUpdate its unlock runs a
+     * script, which is flushed from Redis's cache again (Adapter.warmUp).
+     */
+    @Override
+    public void warmUp(long ttlMs) {
+        Protocol.lockOnce(this, ttlMs);
+        if (!safeUpdate) return;
+        try (var connection = factory.getConnection()) {
+            connection.scriptingCommands().scriptFlush();
+        }
+    }
+
     /** Forgets every holder (nothing unlocked) and closes the Jedis pool. */
     @Override
     public synchronized void close() {
