@@ -13,26 +13,31 @@ bool has(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
 }
 
-// Why `lock` never reaches the step a fault of the story fires at, or nullopt.
+// Why `lock` never reaches a step a fault of the story fires at or waits
+// for, or nullopt.
 std::optional<std::string> unreached_step(const Scenario& scenario, const Schedule& schedule,
                                           const LockUnderTest& lock) {
   for (size_t i = 0; i < scenario.faults.size(); ++i) {
     const Fault& f = scenario.faults[i];
-    if (!schedule.applies(i) || !f.when) continue;
-    const std::string& step = f.when->step;
-    const std::string which =
-        "fault " + std::to_string(i) + " (" + std::string(f.name()) + ", " + f.trigger_text() + ")";
-    if (has(workload_steps(), step)) {
-      if (is_nesting_step(step) && !lock.reentrant)
-        return which +
-               " fires when a client re-enters the lock, and the adapter says it does "
-               "not nest (hello: reentrant false)";
-      continue;
+    if (!schedule.applies(i)) continue;
+    for (const auto& [trigger, does] :
+         {std::pair{&f.when, "fires"}, std::pair{&f.until, "waits"}}) {
+      if (!*trigger) continue;
+      const std::string& step = (*trigger)->step;
+      const std::string which = "fault " + std::to_string(i) + " (" + std::string(f.name()) + ", " +
+                                f.trigger_text() + ") " + does;
+      if (has(workload_steps(), step)) {
+        if (is_nesting_step(step) && !lock.reentrant)
+          return which +
+                 " for a client to re-enter the lock, and the adapter says it does not nest "
+                 "(hello: reentrant false)";
+        continue;
+      }
+      if (!has(lock.steps, step))
+        return which + " at step \"" + step + "\", which exists only inside the built-in " +
+               lock.like.value_or("algorithm") +
+               "; the adapter does not announce it (hello \"steps\")";
     }
-    if (!has(lock.steps, step))
-      return which + " fires at step \"" + step + "\", which exists only inside the built-in " +
-             lock.like.value_or("algorithm") +
-             "; the adapter does not announce it (hello \"steps\")";
   }
   return std::nullopt;
 }

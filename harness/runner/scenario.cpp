@@ -183,9 +183,9 @@ void parse_fault_trigger(Fields& f, const std::string& path, const Scenario& s,
 
 // "until": a client step, or the end of another fault ({"fault": index}),
 // before which the fault is not undone. Only a fault the nemesis undoes can
-// wait, and a step must be one of the workload, which every lock (an
-// adapter's too) reaches. The fault an index names is checked once every
-// fault is read (check_fault_waits).
+// wait. The step, as "when"'s, must be reached by every algorithm the fault
+// is told to (check_fault_against_algorithms), and the fault an index names
+// is checked once every fault is read (check_fault_waits).
 void parse_fault_until(Fields& f, const FaultKindInfo& row, const Scenario& s,
                        const std::filesystem::path& file, Fault& fault) {
   const json* until = f.find("until");
@@ -200,11 +200,6 @@ void parse_fault_until(Fields& f, const FaultKindInfo& row, const Scenario& s,
     return;
   }
   fault.until = parse_step_trigger(fields_of(*until, file, f.path("until")), s);
-  const auto& steps = workload_steps();
-  if (std::find(steps.begin(), steps.end(), fault.until->step) == steps.end())
-    f.fail(f.path("until.step"),
-           "is \"" + fault.until->step +
-               "\", which is not a step of the workload (valid: " + joined(steps) + ")");
 }
 
 // "duration_ms", as the fault's kind allows or requires it (a fault that
@@ -339,6 +334,42 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
   return fault;
 }
 
+// A step of "when" or "until" (`field`): one of the workload, or one every
+// algorithm of `runs` declares; a nesting step needs nesting. `fail(field,
+// what)` throws; `path` is the fault's.
+template <typename Fail>
+void check_step_against_algorithms(const std::string& step, const std::string& field,
+                                   const std::vector<std::string>& runs, const Scenario& s,
+                                   const std::string& path, const Fail& fail) {
+  const auto& own = workload_steps();
+  const bool workload_step = std::find(own.begin(), own.end(), step) != own.end();
+  std::vector<std::string> offering, lacking;
+  for (const auto& a : runs) {
+    const auto& steps = algorithm_info(a).steps;
+    (std::find(steps.begin(), steps.end(), step) != steps.end() ? offering : lacking).push_back(a);
+  }
+  if (!workload_step && offering.empty()) {
+    std::vector<std::string> valid = own;
+    for (const auto& a : runs)
+      for (const auto& st : algorithm_info(a).steps)
+        if (std::find(valid.begin(), valid.end(), st) == valid.end()) valid.push_back(st);
+    fail(field, "is \"" + step + "\", which is not a step of " + joined(runs) +
+                    " (valid: " + joined(valid) + ")");
+  }
+  if (!workload_step && !lacking.empty())
+    fail(field, "is \"" + step + "\", a step of " + joined(offering) + " only, but " +
+                    joined(lacking) + " would never reach it: list the algorithms it is for in " +
+                    path + ".algorithms");
+  if (is_nesting_step(step)) {
+    if (s.workload.reentry < 2)
+      fail(field, "is \"" + step + "\", reached only when workload.reentry > 1");
+    for (const auto& a : runs)
+      if (!algorithm_info(a).reentrant)
+        fail(field, "is \"" + step + "\", reached only by re-entrant locks, but " + a +
+                        " does not nest: list the algorithms it is for in " + path + ".algorithms");
+  }
+}
+
 // What a fault's step and nodes mean for the algorithms it applies to: a
 // step no such algorithm reaches, or a server none has, is an error now,
 // not a run that silently tells no story.
@@ -352,38 +383,9 @@ void check_fault_against_algorithms(const Fault& fault, size_t i, const Scenario
   std::vector<std::string> runs;
   for (const auto& a : fault.algorithms.empty() ? s.algorithms : fault.algorithms)
     if (!s.not_applicable.count(a)) runs.push_back(a);
-  if (fault.when) {
-    const std::string& step = fault.when->step;
-    const auto& own = workload_steps();
-    const bool workload_step = std::find(own.begin(), own.end(), step) != own.end();
-    std::vector<std::string> offering, lacking;
-    for (const auto& a : runs) {
-      const auto& steps = algorithm_info(a).steps;
-      (std::find(steps.begin(), steps.end(), step) != steps.end() ? offering : lacking)
-          .push_back(a);
-    }
-    if (!workload_step && offering.empty()) {
-      std::vector<std::string> valid = own;
-      for (const auto& a : runs)
-        for (const auto& st : algorithm_info(a).steps)
-          if (std::find(valid.begin(), valid.end(), st) == valid.end()) valid.push_back(st);
-      fail("when.step", "is \"" + step + "\", which is not a step of " + joined(runs) +
-                            " (valid: " + joined(valid) + ")");
-    }
-    if (!workload_step && !lacking.empty())
-      fail("when.step", "is \"" + step + "\", a step of " + joined(offering) + " only, but " +
-                            joined(lacking) + " would never reach it: list the algorithms it is " +
-                            "for in " + path + ".algorithms");
-    if (is_nesting_step(step)) {
-      if (s.workload.reentry < 2)
-        fail("when.step", "is \"" + step + "\", reached only when workload.reentry > 1");
-      for (const auto& a : runs)
-        if (!algorithm_info(a).reentrant)
-          fail("when.step", "is \"" + step + "\", reached only by re-entrant locks, but " + a +
-                                " does not nest: list the algorithms it is for in " + path +
-                                ".algorithms");
-    }
-  }
+  if (fault.when) check_step_against_algorithms(fault.when->step, "when.step", runs, s, path, fail);
+  if (fault.until)
+    check_step_against_algorithms(fault.until->step, "until.step", runs, s, path, fail);
   for (int node : fault.nodes)
     for (const auto& a : runs) {
       const ClusterShape shape = shape_for(algorithm_info(a), s.topology);

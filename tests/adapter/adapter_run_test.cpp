@@ -72,6 +72,45 @@ TEST(AdapterSteps, AStepOnlyTheBuiltInHasMakesTheCellNotApplicable) {
   EXPECT_FALSE(std::filesystem::exists(out.path() / "redis-py-lock" / "history.jsonl"));
 }
 
+// c2 paused until c1's after-send: a pause waiting for a step the adapter
+// does not announce would never end before the run does.
+Scenario c2_waits_for_after_send() {
+  return parse_scenario(json::parse(R"({"algorithms": ["redlock"], "clients": 2,
+      "duration_ms": 900, "workload": {"ttl_ms": 2000, "ops_per_client": 2},
+      "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"],
+                  "until": {"client": "c1", "step": "after-send"}}],
+      "expect": {"default": {"verdict": "safe"}}})"),
+                        "c2-waits-for-after-send.json");
+}
+
+TEST(AdapterSteps, AWaitForAStepOnlyTheBuiltInHasMakesTheCellNotApplicable) {
+  TempDir out;
+  const LockUnderTest lock = adapter("/usr/bin/python3 " EXAMPLE_ADAPTERS_DIR "/redis_py_lock.py");
+  json run = run_cell(c2_waits_for_after_send(), lock, Servers{}, 1, out.path()).to_json();
+  ASSERT_TRUE(run["not_applicable"].is_string()) << run.dump(2);
+  const std::string reason = run["not_applicable"];
+  EXPECT_NE(reason.find("waits at step \"after-send\""), std::string::npos) << reason;
+}
+
+TEST(AdapterSteps, APauseEndsAtAStepTheAdapterAnnounces) {
+  TempDir out;
+  const LockUnderTest lock = adapter("/usr/bin/python3 " ADAPTER_TEST_DIR "/announces_steps.py");
+  json run = run_cell(c2_waits_for_after_send(), lock, Servers{}, 1, out.path()).to_json();
+  ASSERT_TRUE(run["error"].is_null()) << run["error"];
+  // The step comes between c1's first acquire and its answer, and so does
+  // the pause's end; without the step it would end with the run.
+  int invoked = -1, pause_end = -1, completed = -1;
+  for (const auto& e : history(out.path() / "announces-steps" / "history.jsonl")) {
+    const int index = e["index"];
+    if (e["f"] == "pause" && e["value"]["phase"] == "end") pause_end = index;
+    if (e["process"] != "c1" || e["f"] != "acquire") continue;
+    if (e["type"] == "invoke" && invoked < 0) invoked = index;
+    if (e["type"] != "invoke" && completed < 0) completed = index;
+  }
+  EXPECT_LT(invoked, pause_end);
+  EXPECT_LT(pause_end, completed);
+}
+
 TEST(AdapterSteps, AnUndeclaredStepIsAProtocolErrorNamingIt) {
   TempDir out;
   const LockUnderTest lock =

@@ -303,7 +303,7 @@ TEST(ScenarioFaults, TargetsTheTopologyDoesNotHaveAreRejected) {
                {"'faults[0].when.client'", "c9"});
 }
 
-// "until": a step of the workload before which the fault is not undone.
+// "until": a client step before which the fault is not undone.
 TEST(ScenarioFaults, AFaultLastsUntilAWorkloadStepOfAClientItDoesNotStop) {
   const std::string until = R"("until":{"client":"c1","step":"acquired"})";
   Scenario s = parse_scenario(
@@ -326,11 +326,21 @@ TEST(ScenarioFaults, AFaultLastsUntilAWorkloadStepOfAClientItDoesNotStop) {
                {"'faults[0].duration_ms'", "required for pause", "\"until\""});
   expect_error(document_with_fault(R"({"kind":"crash-client","at_ms":10,)" + until + "}"),
                {"'faults[0].until'", "crash-client", "does not undo"});
-  expect_error(
-      document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
-                              "until":{"client":"c1","step":"after-send"}})",
-                          R"(["redlock"])"),
-      {"'faults[0].until.step'", "\"after-send\"", "not a step of the workload", "acquired"});
+  // A step an algorithm declares, as "when" may name it: for the algorithms
+  // that declare it only.
+  const std::string after_send =
+      R"({"kind":"pause","at_ms":0,"clients":["c2"],"until":{"client":"c1","step":"after-send"})";
+  EXPECT_EQ(error_of(document_with_fault(after_send + "}", R"(["redlock"])")), "");
+  expect_error(document_with_fault(after_send + "}", R"(["redlock","set-nx-px"])"),
+               {"'faults[0].until.step'", "\"after-send\"", "a step of redlock only",
+                "set-nx-px would never reach it", "faults[0].algorithms"});
+  EXPECT_EQ(error_of(document_with_fault(after_send + R"(,"algorithms":["redlock"]})",
+                                         R"(["redlock","set-nx-px"])")),
+            "");
+  expect_error(document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
+                              "until":{"client":"c1","step":"after-sned"}})",
+                                   R"(["redlock"])"),
+               {"'faults[0].until.step'", "\"after-sned\"", "not a step of redlock", "acquired"});
   expect_error(
       document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c1","c2"],)" + until + "}"),
       {"'faults[0].until.client'", "c1, which this pause stops"});
