@@ -313,8 +313,15 @@ void Nemesis::undo_now(size_t index, json extra) {
     undo = std::move(it->second);
     active_.erase(it);
   }
-  undo();
-  record_end(index, std::move(extra));
+  undo_then_record(index, undo, [&] { record_end(index, std::move(extra)); });
+}
+
+void Nemesis::undo_then_record(size_t index, const Action& undo,
+                               const std::function<void()>& record) {
+  const bool pause = schedule_.fault(index).kind == FaultKind::Pause;
+  if (!pause) undo();
+  record();
+  if (pause) undo();
 }
 
 void Nemesis::record_end(size_t index, json extra) {
@@ -550,11 +557,11 @@ void Nemesis::stop() {
   }
   wake_.notify_all();
   if (timer_.joinable()) timer_.join();
-  for (auto& [index, undo] : still_active) {
-    undo();
-    mark_ended(index);
-    record(index, "end", {{"healed", "end of run"}});
-  }
+  for (auto& [index, undo] : still_active)
+    undo_then_record(index, undo, [&, index = index] {
+      mark_ended(index);
+      record(index, "end", {{"healed", "end of run"}});
+    });
   std::vector<std::thread> workers;
   {
     std::lock_guard l(mu_);

@@ -116,6 +116,10 @@ class Nemesis {
   // Undoes fault `index` and records its end (with `extra`), unless stop()
   // healed it already.
   void undo_now(size_t index, nlohmann::json extra = nullptr);
+  // Runs `undo` of fault `index` and `record`, which records its end: a
+  // pause's end first, so that no event of a client it stopped comes before
+  // that end in the history; any other fault's once it is undone.
+  void undo_then_record(size_t index, const Action& undo, const std::function<void()>& record);
   // Fault `index` has ended: notes when, records its `end` event (with
   // `extra`), then ends the waits of the faults that wait for it.
   void record_end(size_t index, nlohmann::json extra = nullptr);
