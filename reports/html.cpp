@@ -65,6 +65,14 @@ std::string format_count(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+std::string svg_number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f", v);
+  std::string out = buffer;
+  if (out.size() > 2 && out.compare(out.size() - 2, 2, ".0") == 0) out.resize(out.size() - 2);
+  return out == "-0" ? "0" : out;
+}
+
 std::string slug(std::string_view text) {
   std::string out;
   for (char c : text) {

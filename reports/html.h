@@ -21,6 +21,9 @@ std::string format_duration(int64_t ns);
 // 1234567 -> "1,234,567".
 std::string format_count(int64_t n);
 
+// A coordinate or length in an SVG drawing, to a tenth: "12", "12.5", "0".
+std::string svg_number(double v);
+
 // `text` as an id fragment: lower-case letters, digits and '-', never empty.
 std::string slug(std::string_view text);
 

@@ -17,12 +17,6 @@ constexpr double kL = 52, kR = 10, kT = 10, kB = 26;
 constexpr double kPlotW = kW - kL - kR, kPlotH = kH - kT - kB;
 constexpr size_t kMaxFaultBands = 100;
 
-std::string num(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", v);
-  return buffer;
-}
-
 // "12", "1.5", "0.25": a tick value for people.
 std::string tick(double v) {
   char buffer[32];
@@ -59,8 +53,8 @@ class Frame {
 
   std::string open(const std::string& label, const std::vector<Fault>& faults) const {
     std::string out = "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
-                      num(kW) + " " + num(kH) + "\" role=\"img\" aria-label=\"" + escape(label) +
-                      "\"><title>" + escape(label) + "</title>";
+                      svg_number(kW) + " " + svg_number(kH) + "\" role=\"img\" aria-label=\"" +
+                      escape(label) + "\"><title>" + escape(label) + "</title>";
     for (size_t i = 0; i < std::min(faults.size(), kMaxFaultBands); ++i) {
       const Fault& f = faults[i];
       std::string colour(fault_colour(f.kind));
@@ -68,24 +62,26 @@ class Frame {
                         format_duration(f.start_ns) +
                         (f.instant ? "" : " → " + format_duration(f.end_ns));
       double from = x(double(f.start_ns)), to = std::max(x(double(f.end_ns)), from + 1.5);
-      out += "<rect class=\"plot-fault\" x=\"" + num(from) + "\" y=\"" + num(kT) + "\" width=\"" +
-             num(to - from) + "\" height=\"" + num(kPlotH) + "\" fill=\"" + colour + "\"><title>" +
-             escape(tip) + "</title></rect>";
+      out += "<rect class=\"plot-fault\" x=\"" + svg_number(from) + "\" y=\"" + svg_number(kT) +
+             "\" width=\"" + svg_number(to - from) + "\" height=\"" + svg_number(kPlotH) +
+             "\" fill=\"" + colour + "\"><title>" + escape(tip) + "</title></rect>";
     }
     for (double v = 0; v <= y_max_ + y_step_ / 2; v += y_step_) {
-      out += "<line class=\"grid\" x1=\"" + num(kL) + "\" x2=\"" + num(kL + kPlotW) + "\" y1=\"" +
-             num(y(v)) + "\" y2=\"" + num(y(v)) + "\"/>";
-      out += "<text x=\"" + num(kL - 4) + "\" y=\"" + num(y(v) + 4) + "\" text-anchor=\"end\">" +
-             escape(tick(v)) + "</text>";
+      out += "<line class=\"grid\" x1=\"" + svg_number(kL) + "\" x2=\"" + svg_number(kL + kPlotW) +
+             "\" y1=\"" + svg_number(y(v)) + "\" y2=\"" + svg_number(y(v)) + "\"/>";
+      out += "<text x=\"" + svg_number(kL - 4) + "\" y=\"" + svg_number(y(v) + 4) +
+             "\" text-anchor=\"end\">" + escape(tick(v)) + "</text>";
     }
     double seconds = double(end_ns_) / 1e9, step = nice_step(seconds, 6);
     for (double s = 0; s <= seconds + step * 1e-6; s += step)
-      out += "<text x=\"" + num(x(s * 1e9)) + "\" y=\"" + num(kH - 8) +
+      out += "<text x=\"" + svg_number(x(s * 1e9)) + "\" y=\"" + svg_number(kH - 8) +
              "\" text-anchor=\"middle\">" + escape(tick(s)) + " s</text>";
-    out += "<line class=\"axis\" x1=\"" + num(kL) + "\" x2=\"" + num(kL) + "\" y1=\"" + num(kT) +
-           "\" y2=\"" + num(kT + kPlotH) + "\"/><line class=\"axis\" x1=\"" + num(kL) + "\" x2=\"" +
-           num(kL + kPlotW) + "\" y1=\"" + num(kT + kPlotH) + "\" y2=\"" + num(kT + kPlotH) +
-           "\"/><text x=\"4\" y=\"" + num(kT + 8) + "\">" + escape(unit_) + "</text>";
+    out += "<line class=\"axis\" x1=\"" + svg_number(kL) + "\" x2=\"" + svg_number(kL) +
+           "\" y1=\"" + svg_number(kT) + "\" y2=\"" + svg_number(kT + kPlotH) +
+           "\"/><line class=\"axis\" x1=\"" + svg_number(kL) + "\" x2=\"" +
+           svg_number(kL + kPlotW) + "\" y1=\"" + svg_number(kT + kPlotH) + "\" y2=\"" +
+           svg_number(kT + kPlotH) + "\"/><text x=\"4\" y=\"" + svg_number(kT + 8) + "\">" +
+           escape(unit_) + "</text>";
     return out;
   }
 
@@ -112,7 +108,7 @@ std::string series(const Frame& frame, const RunPlot& plot,
       continue;
     }
     double x = frame.x((double(b) + 0.5) * double(plot.bin_ns));
-    d += std::string(pen ? " L" : " M") + num(x) + " " + num(frame.y(*values[b]));
+    d += std::string(pen ? " L" : " M") + svg_number(x) + " " + svg_number(frame.y(*values[b]));
     pen = true;
   }
   if (d.empty()) return "";
@@ -185,8 +181,9 @@ std::string run_plots_html(const std::vector<RunPlot>& plots) {
       if (plot.throughput[b] <= 0) continue;
       double x = throughput.x(double(b) * double(plot.bin_ns)),
              y = throughput.y(plot.throughput[b]);
-      out += "<rect class=\"throughput\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" +
-             num(std::max(bar - 1, 1.0)) + "\" height=\"" + num(kT + kPlotH - y) + "\"><title>" +
+      out += "<rect class=\"throughput\" x=\"" + svg_number(x) + "\" y=\"" + svg_number(y) +
+             "\" width=\"" + svg_number(std::max(bar - 1, 1.0)) + "\" height=\"" +
+             svg_number(kT + kPlotH - y) + "\"><title>" +
              escape(format_duration(int64_t(b) * plot.bin_ns) + ": " +
                     tick(std::round(plot.throughput[b])) + " acquires ok/s") +
              "</title></rect>";
@@ -216,14 +213,15 @@ std::string sweep_chart_html(const nlohmann::json& sweep, const std::string& lin
     return left + (width - left - right) * std::clamp((v - from) / (to - from), 0.0, 1.0);
   };
   std::string svg =
-      "<svg class=\"plot sweep\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + num(width) +
-      " " + num(height) + "\" role=\"img\"><title>" +
+      "<svg class=\"plot sweep\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
+      svg_number(width) + " " + svg_number(height) + "\" role=\"img\"><title>" +
       escape("breaking points of " + scenario + " by " + param) + "</title>";
   double step = nice_step(to - from, 6);
   for (double v = std::ceil(from / step) * step; v <= to + step * 1e-6; v += step) {
-    svg += "<line class=\"grid\" x1=\"" + num(x(v)) + "\" x2=\"" + num(x(v)) + "\" y1=\"" +
-           num(top) + "\" y2=\"" + num(height - 24) + "\"/><text x=\"" + num(x(v)) + "\" y=\"" +
-           num(height - 10) + "\" text-anchor=\"middle\">" + escape(tick(v)) + "</text>";
+    svg += "<line class=\"grid\" x1=\"" + svg_number(x(v)) + "\" x2=\"" + svg_number(x(v)) +
+           "\" y1=\"" + svg_number(top) + "\" y2=\"" + svg_number(height - 24) + "\"/><text x=\"" +
+           svg_number(x(v)) + "\" y=\"" + svg_number(height - 10) + "\" text-anchor=\"middle\">" +
+           escape(tick(v)) + "</text>";
   }
   for (size_t i = 0; i < algorithms.size(); ++i) {
     const json& entry = algorithms[i];
@@ -231,27 +229,29 @@ std::string sweep_chart_html(const nlohmann::json& sweep, const std::string& lin
     const std::string name = entry.value("algorithm", std::string("?"));
     const std::string outcome = entry.value("outcome", std::string());
     const double y = top + row * (double(i) + 0.5);
-    svg += "<text x=\"" + num(left - 8) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" +
-           escape(name) + "</text>";
+    svg += "<text x=\"" + svg_number(left - 8) + "\" y=\"" + svg_number(y + 4) +
+           "\" text-anchor=\"end\">" + escape(name) + "</text>";
     const json breaking = entry.value("breaking_value", json()),
                safe = entry.value("last_safe_value", json());
     if (outcome == search_outcome_name(SearchOutcome::kBreaks) && breaking.is_number()) {
       double at = breaking.get<double>();
       if (safe.is_number())
-        svg += "<line class=\"safe-range\" x1=\"" + num(x(from)) + "\" x2=\"" +
-               num(x(safe.get<double>())) + "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
+        svg += "<line class=\"safe-range\" x1=\"" + svg_number(x(from)) + "\" x2=\"" +
+               svg_number(x(safe.get<double>())) + "\" y1=\"" + svg_number(y) + "\" y2=\"" +
+               svg_number(y) + "\"/>";
       std::string tip = name + " breaks at " + param + " ≥ " + tick(at) +
                         (safe.is_number() ? " (safe at " + tick(safe.get<double>()) + ")" : "");
-      svg += "<circle class=\"breaking\" cx=\"" + num(x(at)) + "\" cy=\"" + num(y) +
-             "\" r=\"6\"><title>" + escape(tip) + "</title></circle><text x=\"" + num(x(at) + 10) +
-             "\" y=\"" + num(y + 4) + "\">" + escape("breaks at " + tick(at)) + "</text>";
+      svg += "<circle class=\"breaking\" cx=\"" + svg_number(x(at)) + "\" cy=\"" + svg_number(y) +
+             "\" r=\"6\"><title>" + escape(tip) + "</title></circle><text x=\"" +
+             svg_number(x(at) + 10) + "\" y=\"" + svg_number(y + 4) + "\">" +
+             escape("breaks at " + tick(at)) + "</text>";
     } else if (outcome == search_outcome_name(SearchOutcome::kNeverBreaks)) {
-      svg += "<line class=\"safe-range\" x1=\"" + num(x(from)) + "\" x2=\"" + num(x(to)) +
-             "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/><text x=\"" + num(x(to) - 4) +
-             "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" +
-             escape("never breaks up to " + tick(to)) + "</text>";
+      svg += "<line class=\"safe-range\" x1=\"" + svg_number(x(from)) + "\" x2=\"" +
+             svg_number(x(to)) + "\" y1=\"" + svg_number(y) + "\" y2=\"" + svg_number(y) +
+             "\"/><text x=\"" + svg_number(x(to) - 4) + "\" y=\"" + svg_number(y + 4) +
+             "\" text-anchor=\"end\">" + escape("never breaks up to " + tick(to)) + "</text>";
     } else {
-      svg += "<text x=\"" + num(left + 4) + "\" y=\"" + num(y + 4) + "\">" +
+      svg += "<text x=\"" + svg_number(left + 4) + "\" y=\"" + svg_number(y + 4) + "\">" +
              escape("search failed: " + entry.value("error", std::string("unknown"))) + "</text>";
     }
   }
@@ -312,8 +312,8 @@ std::string envelope_harm(const json& cell, const EnvelopeScale& scale, double y
   char bound[32];
   std::snprintf(bound, sizeof bound, "%.2f", *median);
   said = std::string("harm at ") + bound + ", " + overlap;
-  return "<rect class=\"harmed\" x=\"" + num(scale.x(*median) - 4.5) + "\" y=\"" + num(y - 4.5) +
-         "\" width=\"9\" height=\"9\"><title>" +
+  return "<rect class=\"harmed\" x=\"" + svg_number(scale.x(*median) - 4.5) + "\" y=\"" +
+         svg_number(y - 4.5) + "\" width=\"9\" height=\"9\"><title>" +
          escape(lock + " harmed the store from " + tick(*median) + scale.unit) + "</title></rect>";
 }
 
@@ -325,8 +325,9 @@ std::string envelope_measurement(const json& cell, const EnvelopeScale& scale, d
   const auto median = number_in(cell.value("median", json())),
              min = number_in(cell.value("min", json())), max = number_in(cell.value("max", json()));
   auto line = [&](const char* css, double from, double to) {
-    return "<line class=\"" + std::string(css) + "\" x1=\"" + num(scale.x(from)) + "\" x2=\"" +
-           num(scale.x(to)) + "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
+    return "<line class=\"" + std::string(css) + "\" x1=\"" + svg_number(scale.x(from)) +
+           "\" x2=\"" + svg_number(scale.x(to)) + "\" y1=\"" + svg_number(y) + "\" y2=\"" +
+           svg_number(y) + "\"/>";
   };
   std::string svg;
   if (outcome == search_outcome_name(SearchOutcome::kBreaks) && median) {
@@ -335,8 +336,8 @@ std::string envelope_measurement(const json& cell, const EnvelopeScale& scale, d
     const std::string tip =
         lock + " breaks at " + tick(*median) + scale.unit +
         (min && max ? " (repeats: " + tick(*min) + " to " + tick(*max) + ")" : "");
-    svg += "<circle class=\"breaking\" cx=\"" + num(scale.x(*median)) + "\" cy=\"" + num(y) +
-           "\" r=\"5\"><title>" + escape(tip) + "</title></circle>";
+    svg += "<circle class=\"breaking\" cx=\"" + svg_number(scale.x(*median)) + "\" cy=\"" +
+           svg_number(y) + "\" r=\"5\"><title>" + escape(tip) + "</title></circle>";
     char bound[32];
     std::snprintf(bound, sizeof bound, "%.2f", *median);
     said = std::string("breaks at ") + bound;
@@ -344,9 +345,9 @@ std::string envelope_measurement(const json& cell, const EnvelopeScale& scale, d
     svg += line("safe-range", scale.gentle, scale.harsh);
     said = "never up to " + tick(scale.harsh);
   } else if (outcome == search_outcome_name(SearchOutcome::kBreaksWithoutFault)) {
-    svg += "<circle class=\"breaking\" cx=\"" + num(scale.x(scale.gentle)) + "\" cy=\"" + num(y) +
-           "\" r=\"5\"><title>" + escape(lock + " breaks in this story without the fault") +
-           "</title></circle>";
+    svg += "<circle class=\"breaking\" cx=\"" + svg_number(scale.x(scale.gentle)) + "\" cy=\"" +
+           svg_number(y) + "\" r=\"5\"><title>" +
+           escape(lock + " breaks in this story without the fault") + "</title></circle>";
     said = "breaks without the fault";
   } else {
     // The reason goes in the tooltip: the row has room for the outcome.
@@ -366,7 +367,7 @@ std::string envelope_row(const json& cell, const EnvelopeScale& scale, double y)
   const json prediction = cell.value("prediction", json());
   const json agrees = cell.value("agrees", json());
   std::string svg = "<g class=\"envelope-row\" data-lock=\"" + escape(lock) + "\"><text x=\"" +
-                    num(EnvelopeScale::kLeft - 8) + "\" y=\"" + num(y + 4) +
+                    svg_number(EnvelopeScale::kLeft - 8) + "\" y=\"" + svg_number(y + 4) +
                     "\" text-anchor=\"end\">" + escape(lock) + "</text>";
   std::string said;
   svg += envelope_measurement(cell, scale, y, said);
@@ -375,7 +376,7 @@ std::string envelope_row(const json& cell, const EnvelopeScale& scale, double y)
     const double px = scale.x(bound.value_or(scale.harsh));
     const std::string tip = "predicted: " + (bound ? tick(*bound) + scale.unit : "never") + ". " +
                             prediction.value("why", std::string());
-    svg += "<path class=\"predicted\" d=\"M" + num(px) + " " + num(y - 7) +
+    svg += "<path class=\"predicted\" d=\"M" + svg_number(px) + " " + svg_number(y - 7) +
            " l6 7 l-6 7 l-6 -7 z\"><title>" + escape(tip) + "</title></path>";
   }
   const bool explained = cell.value("gap", json()).is_string();
@@ -384,8 +385,9 @@ std::string envelope_row(const json& cell, const EnvelopeScale& scale, double y)
                                   ? (explained ? "differs, explained †" : "NOT as predicted")
                                   : "";
   svg += "<text class=\"" + std::string(agrees == false ? "disagrees" : "said") + "\" x=\"" +
-         num(EnvelopeScale::kWidth - EnvelopeScale::kRight + 10) + "\" y=\"" + num(y + 4) + "\">" +
-         escape(said + (verdict.empty() ? "" : ", " + verdict)) + "</text></g>";
+         svg_number(EnvelopeScale::kWidth - EnvelopeScale::kRight + 10) + "\" y=\"" +
+         svg_number(y + 4) + "\">" + escape(said + (verdict.empty() ? "" : ", " + verdict)) +
+         "</text></g>";
   return svg;
 }
 
@@ -396,16 +398,16 @@ std::string envelope_axis_svg(const std::string& name, const EnvelopeScale& scal
   std::string svg =
       "<svg class=\"plot envelope\" xmlns=\"http://www.w3.org/2000/svg\" "
       "viewBox=\"0 0 " +
-      num(EnvelopeScale::kWidth) + " " + num(height) + "\" role=\"img\"><title>" +
+      svg_number(EnvelopeScale::kWidth) + " " + svg_number(height) + "\" role=\"img\"><title>" +
       escape("safety envelopes: " + name) + "</title>";
   const double low = std::min(scale.gentle, scale.harsh),
                high = std::max(scale.gentle, scale.harsh);
   const double step = nice_step(high - low, 6);
   for (double v = std::ceil(low / step) * step; v <= high + step * 1e-6; v += step)
-    svg += "<line class=\"grid\" x1=\"" + num(scale.x(v)) + "\" x2=\"" + num(scale.x(v)) +
-           "\" y1=\"" + num(EnvelopeScale::kTop) + "\" y2=\"" + num(height - 24) +
-           "\"/><text x=\"" + num(scale.x(v)) + "\" y=\"" + num(height - 10) +
-           "\" text-anchor=\"middle\">" + escape(tick(v)) + "</text>";
+    svg += "<line class=\"grid\" x1=\"" + svg_number(scale.x(v)) + "\" x2=\"" +
+           svg_number(scale.x(v)) + "\" y1=\"" + svg_number(EnvelopeScale::kTop) + "\" y2=\"" +
+           svg_number(height - 24) + "\"/><text x=\"" + svg_number(scale.x(v)) + "\" y=\"" +
+           svg_number(height - 10) + "\" text-anchor=\"middle\">" + escape(tick(v)) + "</text>";
   for (size_t i = 0; i < cells.size(); ++i)
     svg += envelope_row(*cells[i], scale,
                         EnvelopeScale::kTop + EnvelopeScale::kRow * (double(i) + 0.5));

@@ -55,14 +55,6 @@ std::string violation_colour(const Violation& v) {
   return std::string(kind ? info(*kind).colour : "#991b1b");
 }
 
-std::string num(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", v);
-  std::string out = buffer;
-  if (out.size() > 2 && out.compare(out.size() - 2, 2, ".0") == 0) out.resize(out.size() - 2);
-  return out == "-0" ? "0" : out;
-}
-
 std::string event_ref(int64_t index) {
   return "#" + std::to_string(index);
 }
@@ -89,19 +81,19 @@ bool is_write(MarkKind kind) {
 std::string mark_shape(MarkKind kind, double x, double y) {
   switch (kind) {
     case MarkKind::WriteAccepted:
-      return "<circle class=\"mark write-ok\" cx=\"" + num(x) + "\" cy=\"" + num(y + 6) +
-             "\" r=\"3.5\"/>";
+      return "<circle class=\"mark write-ok\" cx=\"" + svg_number(x) + "\" cy=\"" +
+             svg_number(y + 6) + "\" r=\"3.5\"/>";
     case MarkKind::WriteRejected:
-      return "<path class=\"mark write-rejected\" d=\"M" + num(x - 3.5) + " " + num(y + 2.5) +
-             " l7 7 m0 -7 l-7 7\"/>";
+      return "<path class=\"mark write-rejected\" d=\"M" + svg_number(x - 3.5) + " " +
+             svg_number(y + 2.5) + " l7 7 m0 -7 l-7 7\"/>";
     case MarkKind::AcquireFailed:
-      return "<path class=\"mark acquire-failed\" d=\"M" + num(x - 3.5) + " " + num(y + 31) +
-             " h7 l-3.5 6 z\"/>";
+      return "<path class=\"mark acquire-failed\" d=\"M" + svg_number(x - 3.5) + " " +
+             svg_number(y + 31) + " h7 l-3.5 6 z\"/>";
     case MarkKind::Refused:
-      return "<path class=\"mark refused\" d=\"M" + num(x - 3.5) + " " + num(y + 31) +
+      return "<path class=\"mark refused\" d=\"M" + svg_number(x - 3.5) + " " + svg_number(y + 31) +
              " h7 l-3.5 6 z\"/>";
     case MarkKind::Unknown:
-      return "<path class=\"mark unknown\" d=\"M" + num(x) + " " + num(y + 29.5) +
+      return "<path class=\"mark unknown\" d=\"M" + svg_number(x) + " " + svg_number(y + 29.5) +
              " l4 4 l-4 4 l-4 -4 z\"/>";
   }
   return "";
@@ -130,18 +122,19 @@ class Drawing {
     std::string lane_names;
     for (const auto& lane : t_.lanes) lane_names += (lane_names.empty() ? "" : " ") + lane.process;
     out_.svg = "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
-               num(kWidth) + " " + num(height) + "\" role=\"img\" id=\"" + escape(options_.svg_id) +
-               "-timeline\" data-from=\"" + std::to_string(from_) + "\" data-to=\"" +
-               std::to_string(to_) + "\" data-x0=\"" + num(kLeft) + "\" data-w=\"" + num(kPlot) +
-               "\" data-top=\"" + num(lanes_top_) + "\" data-lane-h=\"" + num(kLane) +
-               "\" data-lanes=\"" + escape(lane_names) + "\">";
+               svg_number(kWidth) + " " + svg_number(height) + "\" role=\"img\" id=\"" +
+               escape(options_.svg_id) + "-timeline\" data-from=\"" + std::to_string(from_) +
+               "\" data-to=\"" + std::to_string(to_) + "\" data-x0=\"" + svg_number(kLeft) +
+               "\" data-w=\"" + svg_number(kPlot) + "\" data-top=\"" + svg_number(lanes_top_) +
+               "\" data-lane-h=\"" + svg_number(kLane) + "\" data-lanes=\"" + escape(lane_names) +
+               "\">";
     hatch_patterns();
     lane_backgrounds();
     axis(height);
     faults();
     if (t_.lanes.empty())
-      out_.svg += "<text class=\"empty\" x=\"" + num(kLeft + 8) + "\" y=\"" + num(lanes_top_ + 25) +
-                  "\">no client events in this history</text>";
+      out_.svg += "<text class=\"empty\" x=\"" + svg_number(kLeft + 8) + "\" y=\"" +
+                  svg_number(lanes_top_ + 25) + "\">no client events in this history</text>";
     size_t lanes = std::max<size_t>(t_.lanes.size(), 1);
     size_t allowance =
         std::min(kMaxShapesPerLane, size_t(double(kShapeBudget) * options_.budget) / lanes);
@@ -226,16 +219,16 @@ class Drawing {
     for (size_t i = 0; i < t_.lanes.size(); ++i) {
       const Lane& lane = t_.lanes[i];
       double top = lane_top(i);
-      out_.svg += "<rect class=\"lane" + std::string(i % 2 ? " odd" : "") + "\" x=\"" + num(kLeft) +
-                  "\" y=\"" + num(top) + "\" width=\"" + num(kPlot) + "\" height=\"" + num(kLane) +
-                  "\"/>";
-      out_.svg += "<text class=\"lane-name\" x=\"" + num(kLeft - 10) + "\" y=\"" + num(top + 25) +
-                  "\">" + escape(lane.process) + "</text>";
+      out_.svg += "<rect class=\"lane" + std::string(i % 2 ? " odd" : "") + "\" x=\"" +
+                  svg_number(kLeft) + "\" y=\"" + svg_number(top) + "\" width=\"" +
+                  svg_number(kPlot) + "\" height=\"" + svg_number(kLane) + "\"/>";
+      out_.svg += "<text class=\"lane-name\" x=\"" + svg_number(kLeft - 10) + "\" y=\"" +
+                  svg_number(top + 25) + "\">" + escape(lane.process) + "</text>";
       if (lane.crashed_ns && *lane.crashed_ns <= to_) {
         double from = x(*lane.crashed_ns);
-        out_.svg += "<rect class=\"crashed\" x=\"" + num(from) + "\" y=\"" + num(top) +
-                    "\" width=\"" + num(kLeft + kPlot - from) + "\" height=\"" + num(kLane) +
-                    "\">" +
+        out_.svg += "<rect class=\"crashed\" x=\"" + svg_number(from) + "\" y=\"" +
+                    svg_number(top) + "\" width=\"" + svg_number(kLeft + kPlot - from) +
+                    "\" height=\"" + svg_number(kLane) + "\">" +
                     title(lane.process + " crashed at " + format_duration(*lane.crashed_ns) +
                           ": it holds nothing and never acts again") +
                     "</rect>";
@@ -263,10 +256,11 @@ class Drawing {
       char label[48];
       std::snprintf(label, sizeof label, "%.*f %s", decimals, t / unit.ns, unit.name);
       if (at + 3.2 * double(std::strlen(label)) > kWidth) break;  // would be cut at the edge
-      out_.svg += "<line class=\"grid\" x1=\"" + num(at) + "\" y1=\"" + num(kAxis - 4) +
-                  "\" x2=\"" + num(at) + "\" y2=\"" + num(height - 10) + "\"/>";
-      out_.svg += "<text class=\"tick\" x=\"" + num(at) + "\" y=\"" + num(kAxis - 9) + "\">" +
-                  escape(label) + "</text>";
+      out_.svg += "<line class=\"grid\" x1=\"" + svg_number(at) + "\" y1=\"" +
+                  svg_number(kAxis - 4) + "\" x2=\"" + svg_number(at) + "\" y2=\"" +
+                  svg_number(height - 10) + "\"/>";
+      out_.svg += "<text class=\"tick\" x=\"" + svg_number(at) + "\" y=\"" + svg_number(kAxis - 9) +
+                  "\">" + escape(label) + "</text>";
     }
   }
 
@@ -286,25 +280,28 @@ class Drawing {
                (f.ended ? " → " + event_ref(f.end_index) : ", no end recorded: drawn to the end");
       out_.svg += "<g class=\"fault\" style=\"color:" + colour + "\">" + title(tip);
       if (f.instant) {
-        out_.svg += "<line class=\"fault-instant\" x1=\"" + num(from) + "\" y1=\"" + num(top) +
-                    "\" x2=\"" + num(from) + "\" y2=\"" + num(bottom) + "\"/>";
+        out_.svg += "<line class=\"fault-instant\" x1=\"" + svg_number(from) + "\" y1=\"" +
+                    svg_number(top) + "\" x2=\"" + svg_number(from) + "\" y2=\"" +
+                    svg_number(bottom) + "\"/>";
       } else {
-        out_.svg += "<rect class=\"fault-band\" x=\"" + num(from) + "\" y=\"" + num(top) +
-                    "\" width=\"" + num(to - from) + "\" height=\"" + num(bottom - top) + "\"/>";
+        out_.svg += "<rect class=\"fault-band\" x=\"" + svg_number(from) + "\" y=\"" +
+                    svg_number(top) + "\" width=\"" + svg_number(to - from) + "\" height=\"" +
+                    svg_number(bottom - top) + "\"/>";
         // The lanes of the clients a fault hits directly (a pause, a stop)
         // are hatched as well: that is where the story happens.
         for (const auto& target : f.targets) {
           auto lane = lane_of_.find(target);
           if (lane == lane_of_.end()) continue;
-          out_.svg += "<rect x=\"" + num(from) + "\" y=\"" + num(lane_top(lane->second) + 2) +
-                      "\" width=\"" + num(to - from) + "\" height=\"" + num(kLane - 4) +
+          out_.svg += "<rect x=\"" + svg_number(from) + "\" y=\"" +
+                      svg_number(lane_top(lane->second) + 2) + "\" width=\"" +
+                      svg_number(to - from) + "\" height=\"" + svg_number(kLane - 4) +
                       "\" fill=\"url(#" + hatch_id(colour) + ")\"/>";
         }
       }
       if (label_row_[i] >= 0)
-        out_.svg += "<text class=\"fault-label\" x=\"" + num(from + 3) + "\" y=\"" +
-                    num(kAxis + label_row_[i] * kLabelRow + 12) + "\">" + escape(fault_label(f)) +
-                    "</text>";
+        out_.svg += "<text class=\"fault-label\" x=\"" + svg_number(from + 3) + "\" y=\"" +
+                    svg_number(kAxis + label_row_[i] * kLabelRow + 12) + "\">" +
+                    escape(fault_label(f)) + "</text>";
       out_.svg += "</g>";
     }
   }
@@ -336,29 +333,32 @@ class Drawing {
   void detailed_lane(const Lane& lane, double top) {
     for (const auto& wait : lane.acquire_waits)
       if (visible(wait.start_ns, wait.end_ns))
-        out_.svg += "<line class=\"wait\" x1=\"" + num(x(wait.start_ns)) + "\" y1=\"" +
-                    num(top + 20) + "\" x2=\"" + num(x(wait.end_ns)) + "\" y2=\"" + num(top + 20) +
-                    "\"/>";
+        out_.svg += "<line class=\"wait\" x1=\"" + svg_number(x(wait.start_ns)) + "\" y1=\"" +
+                    svg_number(top + 20) + "\" x2=\"" + svg_number(x(wait.end_ns)) + "\" y2=\"" +
+                    svg_number(top + 20) + "\"/>";
     for (const auto& h : lane.holds) {
       if (!visible(h.start_ns, h.end_ns)) continue;
       double from = x(h.start_ns), width = std::max(x(h.end_ns) - from, 1.5);
-      out_.svg += "<rect class=\"hold\" x=\"" + num(from) + "\" y=\"" + num(top + 12) +
-                  "\" width=\"" + num(width) + "\" height=\"16\" rx=\"3\" fill=\"" +
-                  lock_colour_.at(h.lock) + "\">" + title(hold_tip(lane, h)) + "</rect>";
+      out_.svg += "<rect class=\"hold\" x=\"" + svg_number(from) + "\" y=\"" +
+                  svg_number(top + 12) + "\" width=\"" + svg_number(width) +
+                  "\" height=\"16\" rx=\"3\" fill=\"" + lock_colour_.at(h.lock) + "\">" +
+                  title(hold_tip(lane, h)) + "</rect>";
       std::string token = h.token ? "#" + std::to_string(*h.token) : "";
       if (!token.empty() && width > 6.5 * double(token.size()) + 6)
-        out_.svg += "<text class=\"hold-token\" x=\"" + num(from + 4) + "\" y=\"" + num(top + 24) +
-                    "\">" + escape(token) + "</text>";
+        out_.svg += "<text class=\"hold-token\" x=\"" + svg_number(from + 4) + "\" y=\"" +
+                    svg_number(top + 24) + "\">" + escape(token) + "</text>";
       double end = from + width;
       if (h.end == HoldEnd::Lost)
-        out_.svg += "<line class=\"end-lost\" x1=\"" + num(end) + "\" y1=\"" + num(top + 9) +
-                    "\" x2=\"" + num(end) + "\" y2=\"" + num(top + 31) + "\"/>";
+        out_.svg += "<line class=\"end-lost\" x1=\"" + svg_number(end) + "\" y1=\"" +
+                    svg_number(top + 9) + "\" x2=\"" + svg_number(end) + "\" y2=\"" +
+                    svg_number(top + 31) + "\"/>";
       if (h.end == HoldEnd::Crash)
-        out_.svg += "<path class=\"end-crash\" d=\"M" + num(end - 4) + " " + num(top + 16) +
-                    " l8 8 m0 -8 l-8 8\"/>";
+        out_.svg += "<path class=\"end-crash\" d=\"M" + svg_number(end - 4) + " " +
+                    svg_number(top + 16) + " l8 8 m0 -8 l-8 8\"/>";
       if (h.end == HoldEnd::EndOfHistory)
-        out_.svg += "<path class=\"end-open\" d=\"M" + num(end) + " " + num(top + 12) +
-                    " l7 8 l-7 8 z\" fill=\"" + lock_colour_.at(h.lock) + "\"/>";
+        out_.svg += "<path class=\"end-open\" d=\"M" + svg_number(end) + " " +
+                    svg_number(top + 12) + " l7 8 l-7 8 z\" fill=\"" + lock_colour_.at(h.lock) +
+                    "\"/>";
     }
     double label_end = -1e9;
     for (size_t i = 0; i < lane.marks.size(); ++i) {
@@ -380,7 +380,8 @@ class Drawing {
       if (write && m.token && at + 5 > label_end && next > at + 8 + 6 * double(label.size())) {
         out_.svg += "<text class=\"write-token" +
                     std::string(m.kind == MarkKind::WriteRejected ? " rejected" : "") + "\" x=\"" +
-                    num(at + 5) + "\" y=\"" + num(top + 10) + "\">" + label + "</text>";
+                    svg_number(at + 5) + "\" y=\"" + svg_number(top + 10) + "\">" + label +
+                    "</text>";
         label_end = at + 5 + 6 * double(label.size()) + 3;
       }
     }
@@ -425,10 +426,10 @@ class Drawing {
                         std::to_string(began[b]) + " holds began";
       std::string shapes;
       if (held[b] > 0 || began[b] > 0)
-        shapes += "<rect class=\"hold-bin\" x=\"" + num(kLeft + b * bin_width) + "\" y=\"" +
-                  num(top + 12) + "\" width=\"" + num(bin_width + 0.3) +
+        shapes += "<rect class=\"hold-bin\" x=\"" + svg_number(kLeft + b * bin_width) + "\" y=\"" +
+                  svg_number(top + 12) + "\" width=\"" + svg_number(bin_width + 0.3) +
                   "\" height=\"16\" fill=\"" + colour + "\" fill-opacity=\"" +
-                  num(0.2 + 0.8 * share) + "\"/>";
+                  svg_number(0.2 + 0.8 * share) + "\"/>";
       for (const auto& [kind, bins] : counts) {
         if (bins[b] == 0) continue;
         tip += "; " + std::to_string(bins[b]) + " × " + mark_name(kind);
@@ -527,7 +528,7 @@ class Drawing {
         std::sort(located.begin(), located.end());
         std::string points;
         for (const auto& [t, lane] : located)
-          points += num(x(t)) + "," + num(lane_top(lane) + 20) + " ";
+          points += svg_number(x(t)) + "," + svg_number(lane_top(lane) + 20) + " ";
         links += "<a href=\"#" + anchor("violation", int64_t(k + 1)) +
                  "\"><polyline class=\"violation-link\" style=\"stroke:" + violation_colour(v) +
                  "\" points=\"" + points + "\">" + title(violation_tip(k, from_ns, to_ns)) +
@@ -566,9 +567,9 @@ class Drawing {
       std::string tip = "event " + event_ref(index) + " of " + place.process + " at " +
                         format_duration(place.time_ns) + ", in " + names(owners);
       out_.svg += "<a href=\"#" + anchor("event", index) +
-                  "\"><circle class=\"violation-event\" cx=\"" + num(x(place.time_ns)) +
-                  "\" cy=\"" + num(lane_top(lane_of_.at(place.process)) + 20) + "\" r=\"6\">" +
-                  title(tip) + "</circle></a>";
+                  "\"><circle class=\"violation-event\" cx=\"" + svg_number(x(place.time_ns)) +
+                  "\" cy=\"" + svg_number(lane_top(lane_of_.at(place.process)) + 20) +
+                  "\" r=\"6\">" + title(tip) + "</circle></a>";
     }
     if (violations_.size() > drawn)
       out_.notes.push_back("Only the first " + format_count(int64_t(drawn)) + " of " +
@@ -604,9 +605,9 @@ class Drawing {
                                 format_duration(from_ns) + " → " + format_duration(to_ns) +
                                 "): " + names(violations);
     out_.svg += "<a href=\"#" + anchor("violation", int64_t(first + 1)) +
-                "\"><g class=\"violation\">" + title(tip) + "<rect x=\"" + num(from) + "\" y=\"" +
-                num(lane_top(lane) + 7) + "\" width=\"" + num(to - from) + "\" height=\"" +
-                num(kLane - 12) + "\" rx=\"2\"/>";
+                "\"><g class=\"violation\">" + title(tip) + "<rect x=\"" + svg_number(from) +
+                "\" y=\"" + svg_number(lane_top(lane) + 7) + "\" width=\"" + svg_number(to - from) +
+                "\" height=\"" + svg_number(kLane - 12) + "\" rx=\"2\"/>";
     // Labels never overlap: the longest that fits, else only the tooltip.
     std::string name = "V" + std::to_string(first + 1);
     std::vector<std::string> labels =
@@ -620,8 +621,8 @@ class Drawing {
     for (const auto& label : labels) {
       double width = 6.4 * double(label.size());
       if (label_x < label_end || label_x + width > kWidth) continue;
-      out_.svg += "<text x=\"" + num(label_x) + "\" y=\"" + num(lane_top(lane) + 5) + "\">" +
-                  escape(label) + "</text>";
+      out_.svg += "<text x=\"" + svg_number(label_x) + "\" y=\"" + svg_number(lane_top(lane) + 5) +
+                  "\">" + escape(label) + "</text>";
       label_end = label_x + width + 4;
       break;
     }
