@@ -42,23 +42,51 @@ std::vector<LockUnderTest> chosen_locks(std::vector<LockUnderTest> locks,
   return chosen;
 }
 
+// What the command line sets.
+struct EnvelopeCommandOptions {
+  std::vector<std::string> locks;
+  std::vector<std::string> axes;
+  std::string libraries;
+  int repeats = 3;
+  int confirm_runs = 3;
+  int jobs = 4;  // as certain as two; eight is not (docs/PERFORMANCE.md, section 7)
+  int jobs_per_runtime = 4;
+  uint64_t seed = 1;
+  std::string out_dir = "locklab-out/envelope";
+  std::string reuse;
+  std::string time = "auto";
+  bool fresh_adapters = false;
+};
+
+// How each search is made, and how many at once.
+void add_search_options(CLI::App& envelope, EnvelopeCommandOptions& options) {
+  envelope
+      .add_option("--repeats", options.repeats,
+                  "Searches per lock and axis, each with fresh seeds; the bound is their "
+                  "median, their minimum and maximum its spread")
+      ->check(CLI::Range(1, 50))
+      ->capture_default_str();
+  envelope
+      .add_option("--confirm-runs", options.confirm_runs,
+                  "n of the k-of-n rule near the boundary: a size breaks when n/2 + 1 of n "
+                  "runs do")
+      ->check(CLI::Range(1, 15))
+      ->capture_default_str();
+  envelope.add_option("--jobs,-j", options.jobs, "Searches at the same time")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  envelope
+      .add_option("--jobs-per-runtime", options.jobs_per_runtime,
+                  "Of them, at most this many of libraries whose adapters start the same "
+                  "program (java/run, node, …); a built-in's searches have no such limit")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 Action add_envelope_command(CLI::App& parent) {
-  struct Options {
-    std::vector<std::string> locks;
-    std::vector<std::string> axes;
-    std::string libraries;
-    int repeats = 3;
-    int confirm_runs = 3;
-    int jobs = 4;  // as certain as two; eight is not (docs/PERFORMANCE.md, section 7)
-    uint64_t seed = 1;
-    std::string out_dir = "locklab-out/envelope";
-    std::string reuse;
-    std::string time = "auto";
-    bool fresh_adapters = false;
-  };
-  auto options = std::make_shared<Options>();
+  auto options = std::make_shared<EnvelopeCommandOptions>();
   auto* envelope = parent.add_subcommand(
       "envelope",
       "Measure how much of each fault (pause, clock rate, server clock jump, delay, partition) "
@@ -73,21 +101,7 @@ Action add_envelope_command(CLI::App& parent) {
                        "Measure these lock libraries too: a libraries file "
                        "(lock_impls/libraries/libraries.json pins the lab's); each is held to "
                        "the prediction of the built-in it stands in for");
-  envelope
-      ->add_option("--repeats", options->repeats,
-                   "Searches per lock and axis, each with fresh seeds; the bound is their "
-                   "median, their minimum and maximum its spread")
-      ->check(CLI::Range(1, 50))
-      ->capture_default_str();
-  envelope
-      ->add_option("--confirm-runs", options->confirm_runs,
-                   "n of the k-of-n rule near the boundary: a size breaks when n/2 + 1 of n "
-                   "runs do")
-      ->check(CLI::Range(1, 15))
-      ->capture_default_str();
-  envelope->add_option("--jobs,-j", options->jobs, "Searches at the same time")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+  add_search_options(*envelope, *options);
   envelope->add_option("--seed", options->seed, "Base seed of every run")->capture_default_str();
   add_time_option(*envelope, options->time);
   envelope
@@ -131,6 +145,7 @@ Action add_envelope_command(CLI::App& parent) {
                                             .repeats = options->repeats,
                                             .confirm_runs = options->confirm_runs,
                                             .jobs = options->jobs,
+                                            .jobs_per_runtime = options->jobs_per_runtime,
                                             .seed = options->seed,
                                             .out_dir = options->out_dir,
                                             .redis_version = servers.redis_version(),

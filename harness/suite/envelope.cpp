@@ -4,8 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
+#include <list>
 #include <map>
 #include <mutex>
 #include <set>
@@ -695,6 +697,62 @@ class CarriedSearches {
   std::atomic<size_t> carried_{0};
 };
 
+// The program a lock's adapter command starts ("java/run", "node", …); empty
+// for a built-in, which starts none.
+std::string runtime_of(const LockUnderTest& lock) {
+  if (!lock.adapter) return "";
+  const std::string& command = lock.adapter->command;
+  const size_t start = command.find_first_not_of(' ');
+  if (start == std::string::npos) return "";
+  return command.substr(start, command.find(' ', start) - start);
+}
+
+// Hands out the searches in their order, but never more of one runtime at
+// once than `per_runtime`: a search waits its turn only while every search
+// left is of a runtime at its limit. Searches of built-ins have no limit.
+class SearchQueue {
+ public:
+  SearchQueue(std::vector<std::string> runtimes, size_t per_runtime)
+      : runtimes_(std::move(runtimes)), per_runtime_(per_runtime) {
+    for (size_t t = 0; t < runtimes_.size(); ++t) waiting_.push_back(t);
+  }
+
+  // The next search to make; nullopt once none is left.
+  std::optional<size_t> take() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      if (waiting_.empty()) return std::nullopt;
+      for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+        const std::string& runtime = runtimes_[*it];
+        if (runtime.empty() || running_[runtime] < per_runtime_) {
+          const size_t t = *it;
+          waiting_.erase(it);
+          ++running_[runtime];
+          return t;
+        }
+      }
+      room_.wait(lock);
+    }
+  }
+
+  // Search `t`, taken, is over: its runtime has room for another.
+  void done(size_t t) {
+    {
+      std::lock_guard lock(mu_);
+      --running_[runtimes_[t]];
+    }
+    room_.notify_all();
+  }
+
+ private:
+  const std::vector<std::string> runtimes_;
+  const size_t per_runtime_;
+  std::mutex mu_;
+  std::condition_variable room_;
+  std::list<size_t> waiting_;
+  std::map<std::string, size_t> running_;
+};
+
 }  // namespace
 
 json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
@@ -712,10 +770,18 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
   const std::string started_at = now_utc();
   CarriedSearches carried(options);
   std::vector<json> cells(tasks.size());
-  std::atomic<size_t> next{0};
+  std::vector<std::string> runtimes;
+  for (const Task& task : tasks) runtimes.push_back(runtime_of(options.locks[task.lock]));
+  SearchQueue queue(std::move(runtimes), size_t(std::max(options.jobs_per_runtime, 1)));
   std::mutex progress_mutex;
   auto worker = [&] {
-    for (size_t t = next++; t < tasks.size(); t = next++) {
+    for (std::optional<size_t> taken; (taken = queue.take());) {
+      const size_t t = *taken;
+      struct Done {
+        SearchQueue& queue;
+        size_t t;
+        ~Done() { queue.done(t); }
+      } done{queue, t};
       const LockUnderTest& lock = options.locks[tasks[t].lock];
       const EnvelopeAxisInfo& axis = info(axes[tasks[t].axis]);
       const EnvelopePredictions predictions = predictions_for(lock);

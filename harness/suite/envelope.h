@@ -137,6 +137,9 @@ struct EnvelopeOptions {
   int repeats = 3;
   int confirm_runs = 3;
   int jobs = 1;  // searches at the same time
+  // Of them, searches of locks whose adapters start the same program
+  // (runtime_of: "java/run", "node", …); built-ins have no such limit.
+  int jobs_per_runtime = 1 << 20;
   uint64_t seed = 1;
   std::filesystem::path out_dir;
   std::string redis_version;

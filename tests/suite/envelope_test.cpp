@@ -8,9 +8,11 @@
 #include <rapidcheck/gtest.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "comparison.h"
 #include "fake_envelope.h"
@@ -319,6 +321,59 @@ TEST(RunEnvelope, WritesTheDocumentWithPredictionsAndDisagreements) {
   const std::string table = envelope_table(envelope);
   EXPECT_NE(table.find("redlock pause: breaks at 0.800 leases"), std::string::npos) << table;
   EXPECT_NE(table.find("DISAGREES"), std::string::npos) << table;
+}
+
+// --jobs-per-runtime: no more searches at once of libraries whose adapters
+// start the same program than it says, and the other searches fill the
+// free places meanwhile instead of queueing behind them.
+TEST(RunEnvelope, SearchesOfOneRuntimeStayWithinTheirLimitWhileOthersFillIn) {
+  TempDir out("envelope-runtimes");
+  EnvelopeOptions options;
+  for (const char* name : {"java-a", "java-b", "java-c"}) {
+    LockUnderTest library = suite_test::fake_library(name);
+    library.adapter->command = std::string("java/run ") + name;
+    options.locks.push_back(library);
+  }
+  options.locks.push_back(suite_test::fake_library("node-d"));
+  options.locks.push_back(LockUnderTest::built_in("fenced"));
+  options.axes = {EnvelopeAxis::Pause};
+  options.jobs = 5;
+  options.jobs_per_runtime = 2;
+  options.out_dir = out.path();
+  std::ostringstream progress;
+  options.progress = &progress;
+
+  std::mutex mu;
+  std::condition_variable changed;
+  int java_now = 0, java_most = 0, others_started = 0, java_left_waiting = 0;
+  CellRunner fake = suite_test::fake_envelope_runner([](const std::string&) { return 0.52; });
+  CellRunner counting = [&](const Scenario& s, const std::string& lock, uint64_t seed,
+                            const fs::path& dir) {
+    const bool java = lock.starts_with("java-");
+    std::unique_lock l(mu);
+    if (!java) {
+      ++others_started;
+      changed.notify_all();
+    } else {
+      java_most = std::max(java_most, ++java_now);
+      // A search of another runtime starts while these run: it does not
+      // wait behind the third java search.
+      if (!changed.wait_for(l, std::chrono::seconds(10), [&] { return others_started > 0; }))
+        ++java_left_waiting;
+      // Held a while, so that searches let run together would overlap.
+      l.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      l.lock();
+      --java_now;
+    }
+    l.unlock();
+    return fake(s, lock, seed, dir);
+  };
+  const json envelope = run_envelope(options, counting);
+  EXPECT_LE(java_most, 2) << "three java searches, at most two at a time";
+  EXPECT_EQ(java_left_waiting, 0) << "the node and built-in searches ran beside them";
+  EXPECT_EQ(envelope["cells"].size(), 5u);
+  for (const json& cell : envelope["cells"]) EXPECT_EQ(cell["outcome"], "breaks") << cell.dump();
 }
 
 // --reuse carries the searches an earlier envelope made under the same
