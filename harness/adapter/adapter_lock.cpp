@@ -15,6 +15,12 @@ using nlohmann::json;
 
 namespace {
 
+// How long `connect` may take beyond the adapter's reply timeout
+// (PROTOCOL.md, "Connecting"): the story's clock has not started, and a JVM
+// building five Redisson clients beside other tests on two busy cores took
+// more than the 8 s an adapter allows a request.
+constexpr int64_t kConnectWaitMs = 20000;
+
 // A response that breaks the protocol: "adapter 'COMMAND' <what>: <response>".
 [[noreturn]] void protocol_error(const AdapterProcess& adapter, const std::string& what,
                                  const json& response) {
@@ -197,10 +203,8 @@ AdapterLock::AdapterLock(const AdapterConfig& config, const LockContext& context
     }
     hello_at_ = std::chrono::steady_clock::now();
     if (info_.connect) {
-      // Before the story's clock starts, so a slow connect costs no timing:
-      // a JVM building five Redisson clients beside other tests on two busy
-      // cores took more than the 8 s an adapter allows a request.
-      json request = {{"op", "connect"}, {"wait_ms", 20000}};
+      // Before the story's clock starts, so a slow connect costs no timing.
+      json request = {{"op", "connect"}, {"wait_ms", kConnectWaitMs}};
       if (context_.story_ttl) request["ttl_ms"] = context_.story_ttl->count();
       json connected = adapter_->request(request);
       report_incidents(connected);
