@@ -315,8 +315,8 @@ std::string adapters_line(const json& document) {
   return "- adapters kept between runs (harness/adapter/PROTOCOL.md, \"Kept between runs\"): " +
          adapters.value("started", json(0)).dump() + " processes started, taken again " +
          adapters.value("reused", json(0)).dump() +
-         " times; an adapter that cannot be reset, and every run on a clock of its own, starts "
-         "its own\n";
+         " times; an adapter that cannot be reset is stopped, and one on a clock of its own is "
+         "kept with that clock, set back to real time between runs\n";
 }
 
 std::string comparison_header(const json& suite) {

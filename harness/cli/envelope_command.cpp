@@ -136,9 +136,7 @@ Action add_envelope_command(CLI::App& parent) {
     // so its adapters are taken again before they are pushed out.
     std::shared_ptr<AdapterPool> adapters;
     if (!options->fresh_adapters) adapters = std::make_shared<AdapterPool>();
-    std::vector<LockUnderTest> runs_locks = locks;
-    for (LockUnderTest& lock : runs_locks)
-      if (lock.adapter) lock.adapter->pool = adapters;
+    const std::vector<LockUnderTest> runs_locks = with_adapters_kept(locks, adapters);
 
     suite::EnvelopeOptions envelope_options{.locks = locks,
                                             .axes = axes,

@@ -185,9 +185,7 @@ int run_suite_command(const SuiteCommandOptions& options, bool seed_given) {
   // locks play the same story, and serve that lock's next story.
   std::shared_ptr<AdapterPool> adapters;
   if (!options.fresh_adapters) adapters = std::make_shared<AdapterPool>();
-  std::vector<LockUnderTest> runs_locks = suite_options.locks;
-  for (LockUnderTest& lock : runs_locks)
-    if (lock.adapter) lock.adapter->pool = adapters;
+  const std::vector<LockUnderTest> runs_locks = with_adapters_kept(suite_options.locks, adapters);
   suite_options.adapters_kept = adapters != nullptr;
   if (adapters) suite_options.adapter_counts = [adapters] { return adapters->counts(); };
   nlohmann::json results =

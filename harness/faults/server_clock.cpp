@@ -147,6 +147,21 @@ std::chrono::nanoseconds ServerClock::offset() const {
   return std::chrono::nanoseconds(offset_at_locked(now_ns()));
 }
 
+void ServerClock::reset() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  stop_requested_.notify_all();
+  if (drift_.joinable()) drift_.join();
+  std::lock_guard lock(mu_);
+  stopping_ = false;
+  rate_ = 1.0;
+  anchor_offset_ns_ = 0;
+  anchor_mono_ns_ = now_ns();
+  publish_locked(anchor_mono_ns_);
+}
+
 void ServerClock::drift_loop() {
   std::unique_lock lock(mu_);
   while (!stop_requested_.wait_for(lock, kDriftStep, [this] { return stopping_; }))

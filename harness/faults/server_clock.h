@@ -56,6 +56,10 @@ class ServerClock {
   // How far the clock is from real wall time right now.
   std::chrono::nanoseconds offset() const;
 
+  // Back to real wall time (offset 0, rate 1), with no thread moving it: a
+  // clock that waits for another run (AdapterClocks).
+  void reset();
+
   const std::filesystem::path& file() const { return file_; }
 
   // Where the clock shim library is, in this order: the environment variable

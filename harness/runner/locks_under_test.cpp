@@ -29,6 +29,17 @@ std::vector<LockUnderTest> built_ins_and_libraries(const std::string& libraries_
   return locks;
 }
 
+std::vector<LockUnderTest> with_adapters_kept(std::vector<LockUnderTest> locks,
+                                              const std::shared_ptr<AdapterPool>& pool) {
+  auto clocks = pool ? std::make_shared<AdapterClocks>() : nullptr;
+  for (LockUnderTest& lock : locks) {
+    if (!lock.adapter) continue;
+    lock.adapter->pool = pool;
+    lock.adapter_clocks = clocks;
+  }
+  return locks;
+}
+
 const LockUnderTest* find_lock(const std::vector<LockUnderTest>& locks, const std::string& name) {
   auto it = std::find_if(locks.begin(), locks.end(),
                          [&](const LockUnderTest& lock) { return lock.name == name; });

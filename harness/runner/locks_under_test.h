@@ -32,6 +32,12 @@ std::optional<LockUnderTest> adapter_lock_if_given(const std::string& command,
 std::vector<LockUnderTest> built_ins_and_libraries(const std::string& libraries_file,
                                                    const std::vector<std::string>& wanted = {});
 
+// `locks` with every adapter kept between runs in `pool` (null: each run
+// starts its own), and the clocks of adapters on clocks of their own kept
+// beside it (AdapterClocks), so that those are kept too.
+std::vector<LockUnderTest> with_adapters_kept(std::vector<LockUnderTest> locks,
+                                              const std::shared_ptr<AdapterPool>& pool);
+
 // The lock named `name` among `locks` (a built-in id, an adapter's or a
 // library's name), or nullptr.
 const LockUnderTest* find_lock(const std::vector<LockUnderTest>& locks, const std::string& name);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "adapter_clocks.h"
 #include "adapter_process.h"
 #include "expectation.h"
 #include "lock.h"
@@ -34,6 +35,10 @@ struct LockUnderTest {
   std::string family;                    // the built-in's family (lock.h), or "library"
   std::string version;                   // an adapter's library and version, from its hello
   std::optional<AdapterConfig> adapter;  // set for a lock that is an adapter program
+  // With adapter->pool: where the clocks of its kept adapters wait between
+  // runs, so that a run whose adapters keep clocks of their own takes kept
+  // ones too; null: such a run starts its own.
+  std::shared_ptr<AdapterClocks> adapter_clocks;
   // The built-in an adapter stands in for (--like): its faults, topology and
   // expectations apply.
   std::optional<std::string> like;
@@ -80,8 +85,8 @@ struct LockUnderTest {
   // A lock object for one client. An adapter keeps its stderr in `log_dir`
   // and gets `env` added to its environment (a clock shim, credentials);
   // with `own_adapter` it is started for this client alone even where
-  // adapter->pool would keep it (a clock shim's file is the run's own: no
-  // later run could take it).
+  // adapter->pool would keep it (a clock shim's file that is the run's own,
+  // not one of adapter_clocks: no later run could take it).
   std::unique_ptr<Lock> make(const LockContext& context, const std::filesystem::path& log_dir,
                              const std::map<std::string, std::string>& env,
                              bool own_adapter = false) const;

@@ -154,9 +154,21 @@ class StepRelay {
 
 // The clients of one run, with the clocks of their lock processes.
 struct RunClients {
+  RunClients() = default;
+  RunClients(RunClients&&) = default;
+  // The clients go first (a kept adapter is reset and back in its pool),
+  // then the clocks borrowed from `clock_home` go back to it.
+  ~RunClients() {
+    clients.clear();
+    if (clock_home)
+      for (auto& clock : process_clocks) clock_home->give_back(clock_command, std::move(clock));
+  }
+
   // A lock in a process of its own runs on a clock of its own per client,
   // which client clock faults move through the clock shim.
   std::vector<std::unique_ptr<ServerClock>> process_clocks;  // empty for built-in locks
+  std::shared_ptr<AdapterClocks> clock_home;  // where they came from (null: made for this run)
+  std::string clock_command;                  // the adapters' command, their key there
   std::vector<std::unique_ptr<Client>> clients;
 
   // What the nemesis may do to each client, in the clients' order.
@@ -218,23 +230,30 @@ RunClients make_clients(const RunPlan& plan, const LockUnderTest& lock, Cluster&
                         uint64_t seed, const std::filesystem::path& log_dir,
                         const StepListener& listener) {
   RunClients out;
+  // Adapters on clocks of their own are kept too where their clocks can be.
+  const bool kept_clocks =
+      plan.adapter_clocks && lock.adapter && lock.adapter->pool && lock.adapter_clocks;
+  if (kept_clocks) {
+    out.clock_home = lock.adapter_clocks;
+    out.clock_command = lock.adapter->command;
+  }
   std::vector<std::function<std::unique_ptr<Client>()>> starts;
   for (int i = 0; i < plan.scenario.clients; ++i) {
     std::map<std::string, std::string> env = plan.adapter_env;
     if (plan.adapter_clocks) {
-      out.process_clocks.push_back(std::make_unique<ServerClock>());
+      out.process_clocks.push_back(kept_clocks ? out.clock_home->take(out.clock_command)
+                                               : std::make_unique<ServerClock>());
       for (auto& [k, v] : out.process_clocks.back()->env()) env[k] = v;
     }
     const std::string id = "c" + std::to_string(i + 1);
-    starts.push_back(
-        [&, id, i, env, &log = recorder.log_for(id), &late_log = recorder.late_log_for(id)] {
-          return std::make_unique<Client>(
-              id, seed * 1000 + uint64_t(i + 1), log, late_log,
-              [&lock, log_dir, env, own = plan.adapter_clocks](LockContext c) {
-                return lock.make(c, log_dir, env, own);
-              },
-              lock_context(plan, cluster, credentials, i), listener);
-        });
+    starts.push_back([&, id, i, env, &log = recorder.log_for(id),
+                      &late_log = recorder.late_log_for(id),
+                      own = plan.adapter_clocks && !kept_clocks] {
+      return std::make_unique<Client>(
+          id, seed * 1000 + uint64_t(i + 1), log, late_log,
+          [&lock, log_dir, env, own](LockContext c) { return lock.make(c, log_dir, env, own); },
+          lock_context(plan, cluster, credentials, i), listener);
+    });
   }
   if (!lock.adapter) {
     for (auto& start : starts) out.clients.push_back(start());

@@ -9,6 +9,8 @@
 
 #include "adapter_pool.h"
 #include "adapter_process.h"
+#include "faults/leak_check.h"
+#include "locks_under_test.h"
 #include "runner.h"
 #include "scenario.h"
 #include "temp_dir.h"
@@ -513,6 +515,38 @@ TEST(AdapterPool, ARunWhoseAdaptersKeepAClockOfTheirOwnStartsAndStopsItsOwn) {
   }
   EXPECT_EQ(pool->counts().started, 0);
   EXPECT_EQ(pool->counts().reused, 0);
+}
+
+// With its clocks kept beside the pool (with_adapters_kept), a run whose
+// adapters keep clocks of their own takes the adapters an earlier such run
+// left, on the clocks they started on, back at real time.
+TEST(AdapterPool, ARunOnClocksOfItsOwnTakesKeptAdaptersWithTheirClocks) {
+  TempDir out;
+  auto pool = std::make_shared<AdapterPool>();
+  const LockUnderTest lock = with_adapters_kept({kept_adapter(pool)}, pool)[0];
+  ASSERT_TRUE(lock.adapter_clocks);
+  Scenario jumped = turns(false);
+  jumped.faults = parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2,
+      "faults": [{"kind": "clock-jump", "at_ms": 0, "clients": ["c2"], "delta_ms": 5000},
+                 {"kind": "clock-rate", "at_ms": 0, "clients": ["c1"], "rate": 3,
+                  "duration_ms": 5000}],
+      "expect": {"default": {"verdict": "safe"}}})"),
+                                 "jump.json")
+                      .faults;
+  for (int run = 1; run <= 3; ++run) {
+    json result = run_cell(jumped, lock, Servers{}, uint64_t(run), out.path() / std::to_string(run))
+                      .to_json();
+    ASSERT_TRUE(result["error"].is_null()) << result["error"];
+    EXPECT_EQ(result["stats"]["acquires_ok"].get<int>(), 6) << result.dump(2);
+  }
+  EXPECT_EQ(pool->counts().started, 2);
+  EXPECT_EQ(pool->counts().reused, 4);
+  // Given back at real time, their threads stopped.
+  for (const char* client : {"a", "b"}) {
+    std::unique_ptr<ServerClock> clock = lock.adapter_clocks->take(lock.adapter->command);
+    EXPECT_NEAR(double(clock->offset().count()) / 1e9, 0.0, 0.001) << client;
+  }
+  EXPECT_EQ(testing::threads_named("locklab-clock"), 0);
 }
 
 TEST(AdapterPool, AnAdapterThatIsNotReusableOrRefusesTheResetIsStopped) {

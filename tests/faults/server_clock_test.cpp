@@ -206,5 +206,26 @@ TEST_F(ServerClockTest, OffsetAccumulatesJumpsAndRejectsBadRates) {
   EXPECT_THROW(clock.set_rate(-1), std::invalid_argument);
 }
 
+// A clock that waits for another run (AdapterClocks) is back at real time
+// with no thread left moving it, and a process on it reads real time again.
+TEST_F(ServerClockTest, ResetGoesBackToRealTimeAndStopsItsThread) {
+  ServerClock clock;
+  watch(clock);
+  clock.jump(hours(1));
+  clock.set_rate(4);
+  EXPECT_EQ(testing::threads_named("locklab-clock"), 1);
+  clock.reset();
+  EXPECT_EQ(testing::threads_named("locklab-clock"), 0);
+  EXPECT_NEAR(double(clock.offset().count()) / 1e9, 0.0, 0.001);
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_NEAR(double(clock.offset().count()) / 1e9, 0.0, 0.001) << "no rate left";
+  const std::string date = run_and_capture({"date", "+%s"}, clock.env());
+  ASSERT_FALSE(date.empty());
+  EXPECT_NEAR(double(std::stoll(date) - wall_ns() / 1'000'000'000), 0.0, 5.0) << date;
+  // It moves again when told.
+  clock.set_rate(2);
+  EXPECT_EQ(testing::threads_named("locklab-clock"), 1);
+}
+
 }  // namespace
 }  // namespace locklab
