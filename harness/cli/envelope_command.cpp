@@ -117,7 +117,7 @@ Action add_envelope_command(CLI::App& parent) {
       "searches run. The directory may be --out itself");
   envelope->add_flag(
       "--fresh-adapters", options->fresh_adapters,
-      "Start every run's adapters anew, as the comparison's story cells do, instead of keeping "
+      "Start every run's adapters anew instead of keeping "
       "each between runs (harness/adapter/PROTOCOL.md, \"Kept between runs\"): a cold runtime's "
       "start-up and first calls in every run");
   envelope->footer(
