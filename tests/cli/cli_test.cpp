@@ -119,17 +119,25 @@ TEST(Cli, APauseLongerThanTheLeaseIsAnOverrunThatFencingStops) {
   Outcome o = locklab("run " + scenario_path("pause-longer-than-lease.json") +
                       " -a set-nx-px -a fenced --out " + out.path().string());
   ASSERT_EQ(o.status, 0) << o.err;
+  // Each of c2's holds during c1's pause overlaps c1's one long hold: c1
+  // works past a lease that was kept, an overrun, never a broken lease. A
+  // grant whose try straddled the end of c1's lease (a slow reply on a busy
+  // machine) cannot be told either way and stays unclassified.
   auto [lease_lock, plain] = overlap_classes_of(out.path() / "set-nx-px" / "history.jsonl");
-  EXPECT_EQ(lease_lock, std::set<std::string>{"overrun"});
+  EXPECT_EQ(lease_lock.count("overrun"), 1u);
+  EXPECT_EQ(lease_lock.count("broken-lease"), 0u);
   EXPECT_EQ(plain["harm"]["harmful"], true) << "the store accepted c1's stale write";
   EXPECT_EQ(plain["harm"]["overlaps"]["stopped-by-fencing"], 0);
 
   auto [fenced_classes, fenced] = overlap_classes_of(out.path() / "fenced" / "history.jsonl");
-  EXPECT_EQ(fenced_classes, std::set<std::string>{"overrun"});
+  EXPECT_EQ(fenced_classes.count("overrun"), 1u);
+  EXPECT_EQ(fenced_classes.count("broken-lease"), 0u);
   EXPECT_EQ(fenced["harm"]["harmful"], false) << "fencing rejected c1's late write";
   EXPECT_GE(fenced["harm"]["rejected_by_fencing"].get<int64_t>(), 1);
-  EXPECT_EQ(fenced["harm"]["overlaps"]["stopped-by-fencing"],
-            fenced["harm"]["overlaps"]["overrun"]);
+  const json& overlaps = fenced["harm"]["overlaps"];
+  EXPECT_EQ(overlaps["stopped-by-fencing"].get<int64_t>(),
+            overlaps["overrun"].get<int64_t>() + overlaps["unclassified"].get<int64_t>())
+      << "fencing stopped every overlap";
   const json& first = fenced["violations"][0];
   EXPECT_EQ(first["overlap"]["stopped_by_fencing"], true);
   // c1 was paused for 2.5 s under a 1 s lease: it wrote about 1.5 leases past it.
