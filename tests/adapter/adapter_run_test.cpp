@@ -429,6 +429,17 @@ Scenario turns(bool crash) {
   return parse_scenario(scenario, crash ? "turns-with-a-crash.json" : "turns.json");
 }
 
+// turns(false) with `faults` (a JSON array of faults) instead of none.
+Scenario turns_with_faults(const char* faults) {
+  Scenario scenario = turns(false);
+  json doc = {{"algorithms", {"set-nx-px"}},
+              {"clients", 2},
+              {"faults", json::parse(faults)},
+              {"expect", {{"default", {{"verdict", "safe"}}}}}};
+  scenario.faults = parse_scenario(doc, "faults.json").faults;
+  return scenario;
+}
+
 // The reusable test adapter (reusable_lock.py) with `flags`, kept in `pool`.
 LockUnderTest kept_adapter(const std::shared_ptr<AdapterPool>& pool,
                            const std::string& flags = "") {
@@ -502,12 +513,8 @@ TEST(AdapterPool, ARunWhoseAdaptersKeepAClockOfTheirOwnStartsAndStopsItsOwn) {
   const LockUnderTest lock = kept_adapter(pool);
   // A clock jump of c2's: every adapter of the run runs under a clock shim
   // whose file is the run's own.
-  Scenario jumped = turns(false);
-  jumped.faults = parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2,
-      "faults": [{"kind": "clock-jump", "at_ms": 0, "clients": ["c2"], "delta_ms": 1}],
-      "expect": {"default": {"verdict": "safe"}}})"),
-                                 "jump.json")
-                      .faults;
+  const Scenario jumped = turns_with_faults(
+      R"([{"kind": "clock-jump", "at_ms": 0, "clients": ["c2"], "delta_ms": 1}])");
   for (int run = 1; run <= 2; ++run) {
     json result = run_cell(jumped, lock, Servers{}, uint64_t(run), out.path() / std::to_string(run))
                       .to_json();
@@ -525,14 +532,9 @@ TEST(AdapterPool, ARunOnClocksOfItsOwnTakesKeptAdaptersWithTheirClocks) {
   auto pool = std::make_shared<AdapterPool>();
   const LockUnderTest lock = with_adapters_kept({kept_adapter(pool)}, pool)[0];
   ASSERT_TRUE(lock.adapter_clocks);
-  Scenario jumped = turns(false);
-  jumped.faults = parse_scenario(json::parse(R"({"algorithms": ["set-nx-px"], "clients": 2,
-      "faults": [{"kind": "clock-jump", "at_ms": 0, "clients": ["c2"], "delta_ms": 5000},
-                 {"kind": "clock-rate", "at_ms": 0, "clients": ["c1"], "rate": 3,
-                  "duration_ms": 5000}],
-      "expect": {"default": {"verdict": "safe"}}})"),
-                                 "jump.json")
-                      .faults;
+  const Scenario jumped = turns_with_faults(R"([
+      {"kind": "clock-jump", "at_ms": 0, "clients": ["c2"], "delta_ms": 5000},
+      {"kind": "clock-rate", "at_ms": 0, "clients": ["c1"], "rate": 3, "duration_ms": 5000}])");
   for (int run = 1; run <= 3; ++run) {
     json result = run_cell(jumped, lock, Servers{}, uint64_t(run), out.path() / std::to_string(run))
                       .to_json();
