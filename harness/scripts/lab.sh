@@ -68,11 +68,15 @@ install_libraries() {
   done
 }
 
+# build [TARGET…]: every target, or only those named (the comparison needs
+# locklab alone, not the tests: half the build).
 build() {
   if [[ ! -f "$build/CMakeCache.txt" ]]; then
     cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O2 >/dev/null
   fi
-  cmake --build "$build" -j "$(nproc)"
+  local targets=()
+  [[ $# -gt 0 ]] && targets=(--target "$@")
+  cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 }
 
 # Everything a run needs: the Debian packages first, then the libraries'
@@ -89,7 +93,7 @@ setup_and_build() {
   trap 'kill -TERM -- "-$setups" 2>/dev/null' EXIT
   trap 'exit 130' INT TERM
   local status=0
-  build || status=$?
+  build "$@" || status=$?
   wait "$setups" || status=$?
   trap - EXIT INT TERM
   return "$status"
@@ -102,7 +106,7 @@ case "$command" in
     setup_and_build
     ;;
   suite)
-    setup_and_build
+    setup_and_build locklab
     cd "$here"
     # How many cells at a time is locklab suite's default (eight, those on
     # virtual time one per core) unless --jobs is given.
@@ -120,16 +124,32 @@ case "$command" in
     # Nothing of an earlier run may end up in this run's report, except what
     # --reuse carries over (and marks as carried).
     [[ ${#reuse[@]} -eq 0 ]] && rm -rf results/envelope
+    # The safety envelopes of the same locks, side by side with the stories:
+    # both wait on timers far more than they compute (docs/PERFORMANCE.md,
+    # section 5), and each keeps its own default of how many at a time
+    # (locklab envelope's: the bounds are timings, which a crowded machine
+    # would move). In a process group of their own, which the trap ends whole.
+    searches=""
+    if [[ $envelope -eq 1 ]]; then
+      set -m
+      "$build/locklab" envelope --libraries lock_impls/libraries/libraries.json \
+        --out results/envelope "${reuse[@]}" &
+      searches=$!
+      set +m
+      trap 'kill -TERM -- "-$searches" 2>/dev/null; wait "$searches" 2>/dev/null' EXIT
+      trap 'exit 130' INT TERM
+    fi
     "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
       --out results --junit results/junit.xml "${args[@]}" || status=$?
-    # The safety envelopes of the same locks (as many searches at a time as
-    # locklab envelope's default: the bounds are timings, which a crowded
-    # machine would move).
-    if [[ $status -ne 2 && $envelope -eq 1 ]]; then
-      "$build/locklab" envelope --libraries lock_impls/libraries/libraries.json \
-        --out results/envelope "${reuse[@]}" || { s=$?; [[ $s -gt $status ]] && status=$s; }
+    if [[ -n $searches ]]; then
+      # Status 2 is a usage error (the suite's ARGS): the envelopes would be
+      # of no use beside it.
+      if [[ $status -eq 2 ]]; then exit 2; fi
+      wait "$searches" || { s=$?; [[ $s -gt $status ]] && status=$s; }
+      trap - EXIT INT TERM
     fi
-    # The table, from this run's results (status 2: the suite may not have written them).
+    # The report and the table, from this run's stories and envelopes (status
+    # 2: the suite may not have written them).
     if [[ $status -ne 2 && -f results/results.json ]]; then
       if ! report=$("$build/locklab" report results --comparison results/COMPARISON.md 2>&1); then
         echo "$report" >&2
