@@ -11,8 +11,8 @@
 #                      clients, story, check, teardown; in all and per lock),
 #                      from DIR/results.json (a run that already
 #                      happened: `locklab suite scenarios --jobs 2 --out DIR`)
-# --envelope-results DIR  also report a safety envelope's wall time, total
-#                      and per lock, from DIR/envelope.json (`locklab
+# --envelope-results DIR  also report a safety envelope's wall time, total,
+#                      per lock and per phase of its runs, from DIR/envelope.json (`locklab
 #                      envelope --out DIR`; lab.sh suite writes results/envelope)
 # --quick              shorter runs, fewer client counts (a smoke run)
 set -euo pipefail
@@ -199,6 +199,7 @@ doc["virtual_time"] = {
     "envelope_seconds": envelope_virtual.get("seconds"),
 }
 doc["suite_seconds"] = None
+phases = ("servers", "clients", "story", "check", "teardown")
 if suite_dir:
     suite = json.load(open(os.path.join(suite_dir, "results.json")))
     per = {}
@@ -210,7 +211,6 @@ if suite_dir:
     doc["suite_scenario_seconds"] = per
     # Where the cells' time went (each run's timing, summed; suites from
     # before it have none), and per lock, so that a slow column shows.
-    phases = ("servers", "clients", "story", "check", "teardown")
     total = {p: 0.0 for p in phases}
     per_lock = {}
     for cell in suite.get("cells", []):
@@ -229,10 +229,21 @@ doc["envelope_seconds"] = None
 if envelope_dir:
     envelope = json.load(open(os.path.join(envelope_dir, "envelope.json")))
     per_lock = {}
+    # Where the searches' time went, as for the suite's cells (each run's
+    # timing, summed; envelopes from before it have none).
+    total = {p: 0.0 for p in phases}
     for cell in envelope.get("cells", []):
         entry = per_lock.setdefault(cell["lock"], {"seconds": 0, "runs": 0})
         entry["seconds"] = round(entry["seconds"] + cell.get("seconds", 0), 1)
         entry["runs"] += cell.get("runs", 0)
+        for p in phases:
+            total[p] += (cell.get("timing") or {}).get(p, 0)
+    searched = sum(cell.get("seconds", 0) for cell in envelope.get("cells", []))
+    if sum(total.values()) > 0:
+        # "between runs": the searches' time outside their runs' phases.
+        doc["envelope_time_breakdown"] = {
+            p: {"seconds": round(v, 1), "share": round(v / searched, 3)}
+            for p, v in [*total.items(), ("between runs", searched - sum(total.values()))]}
     doc["envelope_seconds"] = envelope.get("seconds")
     doc["envelope_started_at"] = envelope.get("started_at")
     doc["envelope_searches"] = len(envelope.get("cells", []))

@@ -59,6 +59,19 @@ void AdapterPool::keep(const AdapterConfig& config, std::unique_ptr<AdapterProce
   idle_.push_back({config.command, config.cwd, config.env, std::move(adapter)});
 }
 
+void AdapterPool::forget(const std::string& command) {
+  std::vector<std::unique_ptr<AdapterProcess>> stopped;  // stopped outside the lock
+  std::lock_guard lock(mu_);
+  for (auto it = idle_.begin(); it != idle_.end();) {
+    if (it->command != command) {
+      ++it;
+      continue;
+    }
+    stopped.push_back(std::move(it->adapter));
+    it = idle_.erase(it);
+  }
+}
+
 AdapterPool::Counts AdapterPool::counts() const {
   std::lock_guard lock(mu_);
   return counts_;

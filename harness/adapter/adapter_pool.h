@@ -48,6 +48,10 @@ class AdapterPool {
   // command (or, at the limit in all, among all) is stopped.
   void keep(const AdapterConfig& config, std::unique_ptr<AdapterProcess> adapter);
 
+  // Stops every idle adapter of `command`, whatever its directory and
+  // environment: no later run will take one (a search of that lock is done).
+  void forget(const std::string& command);
+
   // How many adapters the pool started, and how many times a client took
   // one that an earlier client had reset.
   struct Counts {

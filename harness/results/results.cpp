@@ -209,6 +209,19 @@ json fault_json(const FaultFiring& f) {
 
 }  // namespace
 
+void RunTiming::add(const RunTiming& other) {
+  servers += other.servers, clients += other.clients, story += other.story;
+  check += other.check, teardown += other.teardown;
+}
+
+json timing_json(const RunTiming& timing) {
+  return {{"servers", timing.servers},
+          {"clients", timing.clients},
+          {"story", timing.story},
+          {"check", timing.check},
+          {"teardown", timing.teardown}};
+}
+
 bool passes(RunOutcome outcome) {
   return outcome == RunOutcome::kMet || outcome == RunOutcome::kSaferThan ||
          outcome == RunOutcome::kNotApplicable;
@@ -288,11 +301,7 @@ json RunResult::to_json() const {
   if (run) out["run"] = *run;
   if (seconds) out["seconds"] = *seconds;
   if (timing)
-    out["timing"] = {{"servers", timing->servers},
-                     {"clients", timing->clients},
-                     {"story", timing->story},
-                     {"check", timing->check},
-                     {"teardown", timing->teardown}};
+    out["timing"] = timing_json(*timing);
   if (time) out["time"] = *time;
   if (stats) out["stats"] = stats_json(*stats);
   if (check) out["check"] = check_json(*check);

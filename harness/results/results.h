@@ -47,8 +47,14 @@ struct FaultFiring {
 struct RunTiming {
   double servers = 0, clients = 0, story = 0, check = 0, teardown = 0;
 
+  // Adds `other`'s phases to these: a cell's or a search's runs, summed.
+  void add(const RunTiming& other);
   bool operator==(const RunTiming&) const = default;
 };
+
+// {"servers", "clients", "story", "check", "teardown"}: a run's timing, or
+// its sum over a cell's or an envelope search's runs.
+nlohmann::json timing_json(const RunTiming& timing);
 
 // What a library left behind in one run that its caller never saw
 // (vocabulary/incident_kind.h): not a violation, but what an application on

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine:
-#   lab.sh suite [ARGS…]   set up, build, run the comparison (every story, every built-in lock
-#                          and the pinned libraries) and their safety envelopes, write the
-#                          report and COMPARISON.md; ARGS go to `locklab suite`, except
+#   lab.sh suite [ARGS…]   set up, build locklab, run the comparison (every story, every
+#                          built-in lock and the pinned libraries) and, side by side, their
+#                          safety envelopes, write the report and COMPARISON.md; exits with
+#                          the worse status of the two; ARGS go to `locklab suite`, except
 #                          --no-envelope (the stories alone); --reuse DIR re-measures only
 #                          the cells and envelope searches that changed since DIR's run
 #                          (DIR may be results itself)
@@ -90,7 +91,7 @@ setup_and_build() {
   install_libraries &
   setups=$!
   set +m
-  trap 'kill -TERM -- "-$setups" 2>/dev/null' EXIT
+  trap 'kill -TERM -- "-$setups" 2>/dev/null || true' EXIT
   trap 'exit 130' INT TERM
   local status=0
   build "$@" || status=$?
@@ -126,9 +127,11 @@ case "$command" in
     [[ ${#reuse[@]} -eq 0 ]] && rm -rf results/envelope
     # The safety envelopes of the same locks, side by side with the stories:
     # both wait on timers far more than they compute (docs/PERFORMANCE.md,
-    # section 5), and each keeps its own default of how many at a time
-    # (locklab envelope's: the bounds are timings, which a crowded machine
-    # would move). In a process group of their own, which the trap ends whole.
+    # section 5), and each keeps its own default of how many at a time. The
+    # envelopes' bounds are timings, which a crowded machine would move; the
+    # stories' verdicts are not (every cell 5 of 5 beside two busy loops), so
+    # the stories yield the processor (nice). The envelopes run in a process
+    # group of their own, which the trap ends whole.
     searches=""
     if [[ $envelope -eq 1 ]]; then
       set -m
@@ -136,10 +139,10 @@ case "$command" in
         --out results/envelope "${reuse[@]}" &
       searches=$!
       set +m
-      trap 'kill -TERM -- "-$searches" 2>/dev/null; wait "$searches" 2>/dev/null' EXIT
+      trap 'kill -TERM -- "-$searches" 2>/dev/null; wait "$searches" 2>/dev/null || true' EXIT
       trap 'exit 130' INT TERM
     fi
-    "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
+    nice -n 10 "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
       --out results --junit results/junit.xml "${args[@]}" || status=$?
     if [[ -n $searches ]]; then
       # Status 2 is a usage error (the suite's ARGS): the envelopes would be

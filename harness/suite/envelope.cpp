@@ -453,6 +453,7 @@ EnvelopeRun play(const CellRunner& run_cell, const LockUnderTest& lock,
   }
   out.kinds = found_kinds(run);
   if (run.stats) out.holds = int(run.stats->acquires_ok);
+  out.timing = run.timing.value_or(RunTiming{});
   const bool measured =
       out.error.empty() && out.not_applicable.empty() && out.not_exercised.empty();
   out.broken = measured && std::count(out.kinds.begin(), out.kinds.end(),
@@ -482,7 +483,7 @@ void explain_gap(json& cell, const LockUnderTest& lock, const EnvelopeAxisInfo& 
 
 json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
                const EnvelopeSearch& search, const EnvelopePredictions& predictions,
-               uint64_t seed_base, double seconds) {
+               uint64_t seed_base, double seconds, const RunTiming& timing) {
   json cell = {{"lock", lock.name},
                {"axis", axis.name},
                {"seed_base", seed_base},
@@ -498,6 +499,7 @@ json cell_json(const LockUnderTest& lock, const EnvelopeAxisInfo& axis,
                {"kinds_at_break", search.kinds_at_break},
                {"runs", search.runs},
                {"seconds", std::round(seconds * 10) / 10},
+               {"timing", timing_json(timing)},
                {"error", search.error.empty() ? json() : json(search.error)}};
   json repeats = json::array();
   for (const auto& r : search.repeats)
@@ -753,6 +755,34 @@ class SearchQueue {
   std::map<std::string, size_t> running_;
 };
 
+// How many searches of each lock are left. Once a lock's last one is done,
+// its idle adapters are stopped: no later search takes them, and a
+// comparison's idle JVMs would otherwise hold gigabytes to its end.
+class SearchesLeft {
+ public:
+  SearchesLeft(const EnvelopeOptions& options, std::vector<size_t> lock_of_search)
+      : options_(options), lock_of_search_(std::move(lock_of_search)), left_(options.locks.size()) {
+    for (size_t lock : lock_of_search_) ++left_[lock];
+  }
+
+  // Search `t` is over.
+  void done(size_t t) {
+    const size_t l = lock_of_search_[t];
+    {
+      std::lock_guard lock(mu_);
+      if (--left_[l] > 0) return;
+    }
+    const LockUnderTest& lock = options_.locks[l];
+    if (lock.adapter && lock.adapter->pool) lock.adapter->pool->forget(lock.adapter->command);
+  }
+
+ private:
+  const EnvelopeOptions& options_;
+  const std::vector<size_t> lock_of_search_;
+  std::mutex mu_;
+  std::vector<size_t> left_;
+};
+
 }  // namespace
 
 json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
@@ -771,17 +801,26 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
   CarriedSearches carried(options);
   std::vector<json> cells(tasks.size());
   std::vector<std::string> runtimes;
-  for (const Task& task : tasks) runtimes.push_back(runtime_of(options.locks[task.lock]));
+  std::vector<size_t> lock_of_search;
+  for (const Task& task : tasks) {
+    runtimes.push_back(runtime_of(options.locks[task.lock]));
+    lock_of_search.push_back(task.lock);
+  }
   SearchQueue queue(std::move(runtimes), size_t(std::max(options.jobs_per_runtime, 1)));
+  SearchesLeft left(options, std::move(lock_of_search));
   std::mutex progress_mutex;
   auto worker = [&] {
     for (std::optional<size_t> taken; (taken = queue.take());) {
       const size_t t = *taken;
       struct Done {
         SearchQueue& queue;
+        SearchesLeft& left;
         size_t t;
-        ~Done() { queue.done(t); }
-      } done{queue, t};
+        ~Done() {
+          left.done(t);
+          queue.done(t);
+        }
+      } done{queue, left, t};
       const LockUnderTest& lock = options.locks[tasks[t].lock];
       const EnvelopeAxisInfo& axis = info(axes[tasks[t].axis]);
       const EnvelopePredictions predictions = predictions_for(lock);
@@ -804,17 +843,21 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
       }
       const auto search_started = std::chrono::steady_clock::now();
       EnvelopeSearch search;
+      RunTiming timing;  // its runs', summed
       if (!lock.envelope_not_applicable.empty()) {
         search.outcome = SearchOutcome::kNotApplicable;
         search.error = lock.envelope_not_applicable;
       } else {
         search = search_envelope(spec, [&](double size, int run) {
-          return play(run_cell, lock, axis, size, run, run_seed(base, run), options.out_dir, dir);
+          EnvelopeRun played =
+              play(run_cell, lock, axis, size, run, run_seed(base, run), options.out_dir, dir);
+          timing.add(played.timing);
+          return played;
         });
       }
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - search_started).count();
-      cells[t] = cell_json(lock, axis, search, predictions, base, seconds);
+      cells[t] = cell_json(lock, axis, search, predictions, base, seconds, timing);
       std::lock_guard guard(progress_mutex);
       *options.progress << lock.name << " " << axis.name << ": " << describe(cells[t], axis) << " ["
                         << search.runs << " runs, " << std::lround(seconds) << " s]\n"

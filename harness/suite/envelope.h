@@ -64,6 +64,7 @@ struct EnvelopeRun {
   std::string not_exercised;       // why the run did not play the story (a fault never fired)
   std::string not_applicable;      // why the lock cannot be told the story
   int holds = -1;                  // acquires that succeeded (-1: not known)
+  RunTiming timing;                // where the run's time went (zero: it never started)
   nlohmann::json detail = nlohmann::json::object();  // seed, verdict, kinds, history
 };
 

@@ -118,12 +118,7 @@ json CellSummary::to_json() const {
            {"verdicts", verdicts},
            {"seeds", seeds_json},
            {"seconds", seconds},
-           {"timing",
-            {{"servers", timing.servers},
-             {"clients", timing.clients},
-             {"story", timing.story},
-             {"check", timing.check},
-             {"teardown", timing.teardown}}}};
+           {"timing", timing_json(timing)}};
   if (like) out["like"] = *like;
   if (runs_with_harm > 0)
     out["harm"] = {
@@ -195,11 +190,7 @@ CellSummary summarize_cell(const std::string& scenario, const std::vector<RunRes
                                       : std::string(verdict_name(run.verdict)));
     cell.seeds.push_back(run.seed);
     cell.seconds += run.seconds.value_or(0.0);
-    if (run.timing) {
-      cell.timing.servers += run.timing->servers, cell.timing.clients += run.timing->clients;
-      cell.timing.story += run.timing->story, cell.timing.check += run.timing->check;
-      cell.timing.teardown += run.timing->teardown;
-    }
+    if (run.timing) cell.timing.add(*run.timing);
   }
   if (!runs.empty() && std::all_of(runs.begin(), runs.end(), [](const RunResult& run) {
         return run.carried_from.has_value();

@@ -63,6 +63,25 @@ TEST(AdapterPool, BeyondItsIdleLimitsTheLongestIdleIsStoppedAndTheRestAtItsEnd) 
   for (pid_t pid : others) EXPECT_FALSE(alive(pid));
 }
 
+TEST(AdapterPool, ForgetStopsEveryIdleAdapterOfItsCommandAndNoOther) {
+  AdapterPool pool;
+  const AdapterConfig other{.command = "/bin/sh -c 'exec cat' other"};
+  std::vector<pid_t> forgotten;
+  for (const auto& env : {std::map<std::string, std::string>{}, {{"TZ", "UTC"}}}) {
+    auto adapter = pool.start(waiting(env), {{"127.0.0.1", 1}});
+    forgotten.push_back(adapter->pid());
+    pool.keep(waiting(env), std::move(adapter));
+  }
+  auto kept = pool.start(other, {{"127.0.0.1", 1}});
+  const pid_t other_pid = kept->pid();
+  pool.keep(other, std::move(kept));
+  pool.forget(waiting().command);
+  for (pid_t pid : forgotten) EXPECT_FALSE(alive(pid)) << "in any directory or environment";
+  EXPECT_EQ(pool.take(waiting()), nullptr);
+  EXPECT_TRUE(alive(other_pid));
+  EXPECT_NE(pool.take(other), nullptr);
+}
+
 TEST(AdapterPool, AnAdapterThatCannotStartIsNotCountedAsStarted) {
   AdapterPool pool;
   EXPECT_THROW(pool.start({.command = ""}, {{"127.0.0.1", 1}}), AdapterError);

@@ -313,6 +313,9 @@ TEST(RunEnvelope, WritesTheDocumentWithPredictionsAndDisagreements) {
   EXPECT_EQ(set_nx_px["agrees"], true);
   EXPECT_EQ(set_nx_px["kinds_at_break"], json({"mutual-exclusion", "stale-write"}));
   EXPECT_EQ(set_nx_px["harm"]["median"], set_nx_px["median"]) << "harmed where they overlapped";
+  const int runs = set_nx_px["runs"].get<int>();
+  EXPECT_EQ(set_nx_px["timing"]["story"], double(runs)) << "each run's timing, summed";
+  EXPECT_EQ(set_nx_px["timing"]["servers"], 0.5 * runs);
   const json& redlock = envelope["cells"][1];
   EXPECT_NEAR(redlock["median"].get<double>(), 0.8, 0.021);
   EXPECT_EQ(redlock["agrees"], false);
@@ -374,6 +377,54 @@ TEST(RunEnvelope, SearchesOfOneRuntimeStayWithinTheirLimitWhileOthersFillIn) {
   EXPECT_EQ(java_left_waiting, 0) << "the node and built-in searches ran beside them";
   EXPECT_EQ(envelope["cells"].size(), 5u);
   for (const json& cell : envelope["cells"]) EXPECT_EQ(cell["outcome"], "breaks") << cell.dump();
+}
+
+// Once a lock's last search is done, its idle adapters are stopped: the
+// next lock's searches find none of them kept (a comparison's idle JVMs
+// held gigabytes to its end), and the searches of a lock still being
+// searched keep theirs.
+TEST(RunEnvelope, ALocksIdleAdaptersGoOnceItsLastSearchIsDone) {
+  TempDir out("envelope-forget");
+  auto pool = std::make_shared<AdapterPool>();
+  EnvelopeOptions options;
+  for (const char* name : {"lib-a", "lib-b"}) {
+    LockUnderTest library = suite_test::fake_library(name);
+    // A process that only waits for its stdin to close.
+    library.adapter->command = std::string("/bin/sh -c 'exec cat' ") + name;
+    library.adapter->pool = pool;
+    options.locks.push_back(library);
+  }
+  options.axes = {EnvelopeAxis::Pause, EnvelopeAxis::Delay};
+  options.jobs = 1;
+  options.out_dir = out.path();
+  std::ostringstream progress;
+  options.progress = &progress;
+
+  std::map<std::string, int> runs, found_own_kept;
+  int b_found_a_kept = 0;
+  CellRunner fake = suite_test::fake_envelope_runner([](const std::string&) { return 0.52; });
+  CellRunner keeping = [&](const Scenario& s, const std::string& lock, uint64_t seed,
+                           const fs::path& dir) {
+    const AdapterConfig& mine = *options.locks[lock == "lib-a" ? 0 : 1].adapter;
+    const AdapterConfig& a = *options.locks[0].adapter;
+    if (lock == "lib-b") {
+      if (auto kept = pool->take(a)) {
+        ++b_found_a_kept;
+        pool->keep(a, std::move(kept));
+      }
+    }
+    std::unique_ptr<AdapterProcess> adapter = pool->take(mine);
+    if (adapter) ++found_own_kept[lock];
+    if (!adapter) adapter = pool->start(mine, {{"127.0.0.1", 1}});
+    pool->keep(mine, std::move(adapter));
+    ++runs[lock];
+    return fake(s, lock, seed, dir);
+  };
+  run_envelope(options, keeping);
+  EXPECT_EQ(b_found_a_kept, 0) << "lib-a's searches were done before lib-b's began";
+  EXPECT_EQ(found_own_kept["lib-a"], runs["lib-a"] - 1) << "kept between its own searches";
+  EXPECT_EQ(found_own_kept["lib-b"], runs["lib-b"] - 1);
+  EXPECT_EQ(pool->take(*options.locks[1].adapter), nullptr) << "lib-b's go at its end too";
 }
 
 // --reuse carries the searches an earlier envelope made under the same

@@ -57,6 +57,8 @@ inline CellRunner fake_envelope_runner(
              {"error", nullptr},
              {"history", lock + "/history.jsonl"},
              {"seed", seed},
+             {"timing",
+              {{"servers", 0.5}, {"clients", 0.25}, {"story", 1}, {"check", 0}, {"teardown", 0}}},
              {"check", {{"verdict", broken ? "violated" : "safe"}, {"violations", violations}}}},
             "fake");
       };
