@@ -300,8 +300,7 @@ json RunResult::to_json() const {
   if (seed) out["seed"] = *seed;
   if (run) out["run"] = *run;
   if (seconds) out["seconds"] = *seconds;
-  if (timing)
-    out["timing"] = timing_json(*timing);
+  if (timing) out["timing"] = timing_json(*timing);
   if (time) out["time"] = *time;
   if (stats) out["stats"] = stats_json(*stats);
   if (check) out["check"] = check_json(*check);

@@ -755,6 +755,31 @@ class SearchQueue {
   std::map<std::string, size_t> running_;
 };
 
+// envelope.json but for "reuse": the searches' `cells` along `axes`, begun
+// at `started_at` and `seconds` long.
+json envelope_document(const EnvelopeOptions& options, const std::vector<EnvelopeAxis>& axes,
+                       std::vector<json> cells, const std::string& started_at, double seconds) {
+  const json totals = totals_of(cells);
+  const AdapterPool::Counts adapters =
+      options.adapters ? options.adapters->counts() : AdapterPool::Counts{};
+  return {{"envelope", story_json(options)},
+          {"locklab_version", kVersion},
+          {"lab_build", lab_build()},
+          {"redis_version", options.redis_version},
+          {"invocation", options.invocation},
+          {"started_at", started_at},
+          {"seconds", seconds},
+          {"axes", axes_json(axes)},
+          {"locks", locks_json(options.locks)},
+          {"cells", std::move(cells)},
+          {"totals", totals},
+          {"exit_status", exit_status_of(totals)},
+          {"adapters",
+           {{"kept", options.adapters != nullptr},
+            {"started", adapters.started},
+            {"reused", adapters.reused}}}};
+}
+
 // How many searches of each lock are left. Once a lock's last one is done,
 // its idle adapters are stopped: no later search takes them, and a
 // comparison's idle JVMs would otherwise hold gigabytes to its end.
@@ -773,7 +798,7 @@ class SearchesLeft {
       if (--left_[l] > 0) return;
     }
     const LockUnderTest& lock = options_.locks[l];
-    if (lock.adapter && lock.adapter->pool) lock.adapter->pool->forget(lock.adapter->command);
+    if (options_.adapters && lock.adapter) options_.adapters->forget(lock.adapter->command);
   }
 
  private:
@@ -869,28 +894,10 @@ json run_envelope(const EnvelopeOptions& options, const CellRunner& run_cell) {
   for (int j = 0; j < jobs; ++j) workers.emplace_back(worker);
   for (auto& w : workers) w.join();
 
-  const json totals = totals_of(cells);
-  json document = {
-      {"envelope", story_json(options)},
-      {"locklab_version", kVersion},
-      {"lab_build", lab_build()},
-      {"redis_version", options.redis_version},
-      {"invocation", options.invocation},
-      {"started_at", started_at},
-      {"seconds",
-       std::round(
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count())},
-      {"axes", axes_json(axes)},
-      {"locks", locks_json(options.locks)},
-      {"cells", cells},
-      {"totals", totals},
-      {"exit_status", exit_status_of(totals)}};
+  const double seconds =
+      std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  json document = envelope_document(options, axes, std::move(cells), started_at, seconds);
   if (json reuse = carried.summary(); !reuse.is_null()) document["reuse"] = reuse;
-  const AdapterPool::Counts adapters =
-      options.adapters ? options.adapters->counts() : AdapterPool::Counts{};
-  document["adapters"] = {{"kept", options.adapters != nullptr},
-                          {"started", adapters.started},
-                          {"reused", adapters.reused}};
   write_file_atomically(options.out_dir / "envelope.json", document.dump(2) + "\n");
   return document;
 }

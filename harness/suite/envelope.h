@@ -152,8 +152,9 @@ struct EnvelopeOptions {
   std::filesystem::path reuse;
   // Where the runs keep their adapters between runs (the cell runner's
   // locks carry it: AdapterConfig::pool); null: every run starts its own.
-  // Only read here, for the document's "adapters".
-  std::shared_ptr<const AdapterPool> adapters;
+  // Read here for the document's "adapters", and told when a lock's
+  // searches are all done (AdapterPool::forget).
+  std::shared_ptr<AdapterPool> adapters;
 };
 
 // Searches every lock on every axis, writes OUT/envelope.json atomically and

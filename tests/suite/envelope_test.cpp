@@ -391,9 +391,9 @@ TEST(RunEnvelope, ALocksIdleAdaptersGoOnceItsLastSearchIsDone) {
     LockUnderTest library = suite_test::fake_library(name);
     // A process that only waits for its stdin to close.
     library.adapter->command = std::string("/bin/sh -c 'exec cat' ") + name;
-    library.adapter->pool = pool;
     options.locks.push_back(library);
   }
+  options.adapters = pool;  // as locklab envelope passes it
   options.axes = {EnvelopeAxis::Pause, EnvelopeAxis::Delay};
   options.jobs = 1;
   options.out_dir = out.path();
