@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine:
 #   lab.sh suite [ARGS…]   set up, build locklab, run the comparison (every story, every
-#                          built-in lock and the pinned libraries) and, side by side, their
-#                          safety envelopes, write the report and COMPARISON.md; exits with
-#                          the worse status of the two; ARGS go to `locklab suite`, except
+#                          built-in lock and the pinned libraries), then their safety
+#                          envelopes, write the report and COMPARISON.md; exits with the
+#                          worse status of the two; ARGS go to `locklab suite`, except
 #                          --no-envelope (the stories alone); --reuse DIR re-measures only
 #                          the cells and envelope searches that changed since DIR's run
 #                          (DIR may be results itself)
@@ -125,31 +125,20 @@ case "$command" in
     # Nothing of an earlier run may end up in this run's report, except what
     # --reuse carries over (and marks as carried).
     [[ ${#reuse[@]} -eq 0 ]] && rm -rf results/envelope
-    # The safety envelopes of the same locks, side by side with the stories:
-    # both wait on timers far more than they compute (docs/PERFORMANCE.md,
-    # section 5), and each keeps its own default of how many at a time. The
-    # envelopes' bounds are timings, which a crowded machine would move; the
-    # stories' verdicts are not (every cell 5 of 5 beside two busy loops), so
-    # the stories yield the processor (nice). The envelopes run in a process
-    # group of their own, which the trap ends whole.
-    searches=""
-    if [[ $envelope -eq 1 ]]; then
-      set -m
-      "$build/locklab" envelope --libraries lock_impls/libraries/libraries.json \
-        --out results/envelope "${reuse[@]}" &
-      searches=$!
-      set +m
-      trap 'kill -TERM -- "-$searches" 2>/dev/null; wait "$searches" 2>/dev/null || true' EXIT
-      trap 'exit 130' INT TERM
-    fi
-    nice -n 10 "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
+    "$build/locklab" suite scenarios scenarios/libraries --libraries lock_impls/libraries/libraries.json \
       --out results --junit results/junit.xml "${args[@]}" || status=$?
-    if [[ -n $searches ]]; then
-      # Status 2 is a usage error (the suite's ARGS): the envelopes would be
-      # of no use beside it.
-      if [[ $status -eq 2 ]]; then exit 2; fi
-      wait "$searches" || { s=$?; [[ $s -gt $status ]] && status=$s; }
-      trap - EXIT INT TERM
+    # Interrupted (locklab ends its work and exits 128 + the signal): no more.
+    [[ $status -ge 128 ]] && exit "$status"
+    # Then the safety envelopes of the same locks, alone on the machine, as
+    # many searches at a time as locklab envelope's default: the bounds are
+    # timings, which load moves. Side by side with the stories the whole job
+    # took 22-25 minutes, but a Java RedLock's acquire then took most of the
+    # envelope story's lease, and that search's story went untold in two
+    # runs of three (docs/PERFORMANCE.md, section 5).
+    if [[ $status -ne 2 && $envelope -eq 1 ]]; then
+      "$build/locklab" envelope --libraries lock_impls/libraries/libraries.json \
+        --out results/envelope "${reuse[@]}" || { s=$?; [[ $s -gt $status ]] && status=$s; }
+      [[ $status -ge 128 ]] && exit "$status"
     fi
     # The report and the table, from this run's stories and envelopes (status
     # 2: the suite may not have written them).
