@@ -172,7 +172,8 @@ struct EnvelopeOptions {
 // kinds_at_break, prediction {bound, why, from} | null, tolerance, agrees
 // (true, false, null without a prediction), gap (why a disagreement or a
 // story not told is what it is, from libraries.json, or null), runs,
-// seconds, error, probes
+// seconds, timing {servers, clients, story, check, teardown} (its runs',
+// summed), error, probes
 // [{size, repeat, search ("overlap" or "harm"), runs, broken, harmed, breaks,
 // details}]}], totals {cells, agree,
 // disagree, explained, unpredicted, not_applicable, not_exercised, errors},
