@@ -82,6 +82,13 @@ def make_tree(root: Path, work: Path) -> Path:
     stamp = hashlib.sha256(b"{}\n").hexdigest()
     (libraries / "node_modules/.locklab-installed").write_text(stamp + "\n")
     (tree / "CMakeLists.txt").write_text(CMAKE)
+    # Configured once, as by an earlier lab.sh; its `locklab` target leaves
+    # the stand-in in place.
+    build = tree / "build"
+    subprocess.run(["cmake", "-S", tree, "-B", build, "-G", "Ninja"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    (build / "locklab").write_text(STAND_IN)
+    (build / "locklab").chmod(0o755)
     return tree
 
 
@@ -89,16 +96,7 @@ def run_suite(tree: Path, args=(), env_extra=None, interrupt_after=None):
     """Runs lab.sh suite ARGS in TREE; returns (status, log lines, seconds)."""
     log = tree / "log"
     log.write_text("")
-    build = tree / "build"
-    if build.exists():
-        shutil.rmtree(build)
     shutil.rmtree(tree / "results", ignore_errors=True)
-    # lab.sh configures build/ itself; the stand-in goes in once it has.
-    subprocess.run(["cmake", "-S", tree, "-B", build, "-G", "Ninja"], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    locklab = build / "locklab"
-    locklab.write_text(STAND_IN)
-    locklab.chmod(0o755)
     env = dict(os.environ, FAKE_LOG=str(log), **(env_extra or {}))
     started = time.monotonic()
     lab = subprocess.Popen(["bash", tree / "harness/scripts/lab.sh", "suite", *args], cwd=tree,
