@@ -97,6 +97,13 @@ function disconnect(clients, ms = 1000) {
   );
 }
 
+// The `connect` and `close` handlers of an adapter whose library talks
+// through `clients` (ioredis): connected before the story's clock starts,
+// closed at a reset (protocol.js).
+function connection(clients) {
+  return { connect: () => connected(clients), close: () => disconnect(clients) };
+}
+
 // ioredis refused the command before writing it: it never reached Redis.
 function notSent(error) {
   return !!error && /^Stream isn't writeable/.test(error.message);
@@ -332,6 +339,7 @@ module.exports = {
   tapped,
   whenReady,
   connected,
+  connection,
   disconnect,
   notSent,
   outcomeOf,

@@ -8,7 +8,7 @@
 //   run((endpoints) => {
 //     const clients = ...; // the library's clients on endpoints
 //     return { hello: hello({ name: 'my-lock', version: versionOf('my-lock') }),
-//              acquire, release, extend, close: () => disconnect(clients) };
+//              ...connection(clients), acquire, release, extend };
 //   });
 //
 // run(adapter) calls adapter(endpoints) at the first hello, with the --redis

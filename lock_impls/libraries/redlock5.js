@@ -23,7 +23,7 @@
 // through the library's auto-extension, redlock.using() (using.js), and every
 // extension it sends is reported as a renewal.
 const { hello, renewed, monotonicNs } = require('./protocol');
-const { tapped, connected, disconnect, outcomeOf, lost, settled, failedAcquire, describe } = require('./clients');
+const { tapped, connection, outcomeOf, lost, settled, failedAcquire, describe } = require('./clients');
 const { usingHandlers } = require('./using');
 
 function redlock5(library) {
@@ -317,11 +317,9 @@ function redlock5On(endpoints, library) {
     renews: USING,
     renewals: USING,
   });
-  const connect = () => connected(clients);
-  const close = () => disconnect(clients);
   return USING
-    ? { hello: answer, connect, close, ...usingMode() }
-    : { hello: answer, connect, close, acquire, release, extend };
+    ? { hello: answer, ...connection(clients), ...usingMode() }
+    : { hello: answer, ...connection(clients), acquire, release, extend };
 }
 
 module.exports = { redlock5 };

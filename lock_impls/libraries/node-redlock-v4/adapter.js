@@ -3,7 +3,7 @@
 // alias "redlock-v4"): Redlock over every --redis endpoint. See README.md.
 const Redlock = require('redlock-v4');
 const { run, hello, versionOf } = require('../protocol');
-const { tapped, connected, disconnect, outcomeOf, lost, settled, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
+const { tapped, connection, outcomeOf, lost, settled, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redlock-v4');
@@ -130,8 +130,7 @@ function adapter(endpoints) {
 
   return {
     hello: hello({ name: 'node-redlock-v4', version: VERSION, steps: ['after-send', 'after-validity-check'] }),
-    connect: () => connected(clients),
-    close: () => disconnect(clients),
+    ...connection(clients),
     acquire,
     release,
     extend,

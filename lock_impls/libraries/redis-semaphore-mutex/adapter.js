@@ -7,7 +7,7 @@
 // onLockLost logged.
 const { Mutex } = require('redis-semaphore');
 const { run, hello, versionOf } = require('../protocol');
-const { tapped, connected, disconnect, outcomeOf, winningSentNs } = require('../clients');
+const { tapped, connection, outcomeOf, winningSentNs } = require('../clients');
 const { redisSemaphore, isScript, LOST_AT_REFRESH } = require('../redis-semaphore');
 
 // The installed library's version, for hello.
@@ -84,8 +84,7 @@ function adapter(endpoints) {
 
   return {
     hello: hello({ name: 'redis-semaphore-mutex', version: VERSION, renews: true, renewals: true }),
-    connect: () => connected(clients),
-    close: () => disconnect(clients),
+    ...connection(clients),
     acquire,
     release,
     extend,

@@ -7,7 +7,7 @@
 // onLockLost logged.
 const { RedlockMutex } = require('redis-semaphore');
 const { run, hello, versionOf } = require('../protocol');
-const { tapped, connected, disconnect, lost, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
+const { tapped, connection, lost, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
 const { redisSemaphore, isScript, LOST_AT_REFRESH } = require('../redis-semaphore');
 
 // The installed library's version, for hello.
@@ -100,8 +100,7 @@ function adapter(endpoints) {
 
   return {
     hello: hello({ name: 'redis-semaphore-redlock-mutex', version: VERSION, steps: ['after-send'], renews: true, renewals: true }),
-    connect: () => connected(clients),
-    close: () => disconnect(clients),
+    ...connection(clients),
     acquire,
     release,
     extend,

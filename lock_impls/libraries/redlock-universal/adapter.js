@@ -4,7 +4,7 @@
 const crypto = require('crypto');
 const { createRedlock, IoredisAdapter, LockAcquisitionError, LUA_SCRIPTS } = require('redlock-universal');
 const { run, hello, versionOf } = require('../protocol');
-const { tapped, connected, disconnect, outcomeOf, lost, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
+const { tapped, connection, outcomeOf, lost, failedAcquire, describe, firstOfLastAttemptNs } = require('../clients');
 
 // The installed library's version, for hello.
 const VERSION = versionOf('redlock-universal');
@@ -129,8 +129,7 @@ function adapter(endpoints) {
 
   return {
     hello: hello({ name: 'redlock-universal', version: VERSION, steps: ['after-send', 'after-validity-check'] }),
-    connect: () => connected(clients),
-    close: () => disconnect(clients),
+    ...connection(clients),
     acquire,
     release,
     extend,
