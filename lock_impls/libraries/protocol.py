@@ -49,6 +49,7 @@ import asyncio
 import gc
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -162,6 +163,16 @@ def _describe(exc_type, exc_value, where):
     return "%s: %s: %s" % (where, name, exc_value) if str(exc_value) else "%s: %s" % (where, name)
 
 
+def _thread_name(thread):
+    """A thread's name without the number Python gives unnamed threads
+    ("Thread-45 (_lock_renewer)" is "_lock_renewer"): the number counts the
+    threads the process made before, so the same incident would read
+    differently from run to run."""
+    if thread is None:
+        return "?"
+    return re.sub(r"^Thread-\d+ \((.+)\)$", r"\1", thread.name)
+
+
 def watch_incidents():
     """Records an uncaught exception in a thread (threading.excepthook) and
     an exception Python could not raise anywhere (sys.unraisablehook: in
@@ -171,7 +182,7 @@ def watch_incidents():
     def thread_hook(args):
         if args.exc_type is SystemExit:
             return
-        where = "thread %s" % (args.thread.name if args.thread else "?")
+        where = "thread %s" % _thread_name(args.thread)
         INCIDENTS.record("uncaught-exception", _describe(args.exc_type, args.exc_value, where),
                          "".join(traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback)))
 
