@@ -283,6 +283,13 @@ TEST(EnvelopeAgreement, WithinTheSpreadAndTheTolerance) {
   without.outcome = SearchOutcome::kBreaksWithoutFault;
   EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0, ""}, without, tolerance));
   EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 0.5, ""}, without, tolerance));
+  // Two repeats broke without the fault, one only at 0.02 lease.
+  EnvelopeSearch mostly_without;
+  mostly_without.outcome = SearchOutcome::kBreaks;
+  mostly_without.median = 0.0, mostly_without.min = 0.0, mostly_without.max = 0.02;
+  EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0, ""}, mostly_without, tolerance));
+  EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 0, ""}, breaks, tolerance))
+      << "broke only from half a lease on";
 }
 
 // set-nx-px breaks at pauses of 0.52 leases and more, redlock from 0.8 (its
