@@ -17,8 +17,9 @@ constexpr WordTable<EnvelopeAxisInfo, &EnvelopeAxisInfo::axis, 6> kEnvelopeAxes(
     {EnvelopeAxis::ServerClockJump, "server-clock-jump", EnvelopeUnit::Lease, 0, 3, 0.02,
      "node 0's clock jumps forward once c1 holds the lock"},
     // Up to 0.9 lease each way, not 1: a round trip of two leases is 1 s,
-    // the command timeout of every library's client here, and whether a
-    // reply that comes back as the timeout fires counts as a vote is a race.
+    // the command timeout the adapters give their clients (ioredis,
+    // redis-py, Redisson, go-redis), and whether a reply that comes back as
+    // the timeout fires counts as a vote is a race.
     // A search's first probe of a repeat is its harsh end, so a race there
     // decided whole searches (a lock that breaks from half a lease on
     // reported never, or a bound, from run to run).
