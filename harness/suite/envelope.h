@@ -113,9 +113,10 @@ struct EnvelopeSearchSpec {
 EnvelopeSearch search_envelope(const EnvelopeSearchSpec& spec, const PlayEnvelope& play);
 
 // Whether `search` agrees with `prediction` within the axis's tolerance:
-// predicted never and never broken; predicted a bound and the bound lies
-// within the measured spread widened by `tolerance` and the axis's
-// precision on each side.
+// predicted never and never broken; predicted to break without the fault
+// and every repeat did; predicted a bound (that one included) and the
+// bound lies within the measured spread widened by `tolerance` and the
+// axis's precision on each side.
 bool agrees(const EnvelopeAxisInfo& axis, const EnvelopePrediction& prediction,
             const EnvelopeSearch& search, double tolerance);
 
