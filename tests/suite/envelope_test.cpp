@@ -255,6 +255,16 @@ TEST(EnvelopeSearch, ABaselineWithoutBothHoldsIsNotExercised) {
   EXPECT_EQ(runs, 1);
 }
 
+// A search that came out `outcome`, its repeats' bounds from `min` to `max`.
+EnvelopeSearch searched(SearchOutcome outcome, std::optional<double> min = std::nullopt,
+                        std::optional<double> median = std::nullopt,
+                        std::optional<double> max = std::nullopt) {
+  EnvelopeSearch search;
+  search.outcome = outcome;
+  search.min = min, search.median = median, search.max = max;
+  return search;
+}
+
 TEST(EnvelopeAgreement, WithinTheSpreadAndTheTolerance) {
   const EnvelopeAxisInfo& pause = info(EnvelopeAxis::Pause);
   const double tolerance = envelope_tolerance(pause, 0.5);
@@ -267,26 +277,20 @@ TEST(EnvelopeAgreement, WithinTheSpreadAndTheTolerance) {
   // A fast clock: c2 30 ms late must come before c1's 250 ms of work end.
   EXPECT_NEAR(envelope_tolerance(info(EnvelopeAxis::ClientClockFast), 2.0), 2.0 * 250 / 220 - 2,
               1e-9);
-  EnvelopeSearch breaks;
-  breaks.outcome = SearchOutcome::kBreaks;
-  breaks.median = 0.52, breaks.min = 0.5, breaks.max = 0.54;
+  const EnvelopeSearch breaks = searched(SearchOutcome::kBreaks, 0.5, 0.52, 0.54);
   EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0.5, ""}, breaks, tolerance));
   EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0.6, ""}, breaks, tolerance))
       << "within 30 ms and the precision";
   EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 0.64, ""}, breaks, tolerance));
   EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, std::nullopt, ""}, breaks, tolerance));
-  EnvelopeSearch never;
-  never.outcome = SearchOutcome::kNeverBreaks;
+  const EnvelopeSearch never = searched(SearchOutcome::kNeverBreaks);
   EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, std::nullopt, ""}, never, tolerance));
   EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 2.5, ""}, never, tolerance));
-  EnvelopeSearch without;
-  without.outcome = SearchOutcome::kBreaksWithoutFault;
+  const EnvelopeSearch without = searched(SearchOutcome::kBreaksWithoutFault);
   EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0, ""}, without, tolerance));
   EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 0.5, ""}, without, tolerance));
   // Two repeats broke without the fault, one only at 0.02 lease.
-  EnvelopeSearch mostly_without;
-  mostly_without.outcome = SearchOutcome::kBreaks;
-  mostly_without.median = 0.0, mostly_without.min = 0.0, mostly_without.max = 0.02;
+  const EnvelopeSearch mostly_without = searched(SearchOutcome::kBreaks, 0.0, 0.0, 0.02);
   EXPECT_TRUE(agrees(pause, {EnvelopeAxis::Pause, 0, ""}, mostly_without, tolerance));
   EXPECT_FALSE(agrees(pause, {EnvelopeAxis::Pause, 0, ""}, breaks, tolerance))
       << "broke only from half a lease on";
