@@ -102,6 +102,8 @@ void add_fault_candidates(const Scenario& s, size_t i, std::vector<Scenario>& ou
     for (int64_t v : toward(*f.at_ms, 0)) with([&](Fault& g) { g.at_ms = v; });
   if (f.when && f.when->nth > 1)
     for (int64_t v : toward(f.when->nth, 1)) with([&](Fault& g) { g.when->nth = int(v); });
+  if (f.when && f.when->after_ms > 0)
+    for (int64_t v : toward(f.when->after_ms, 0)) with([&](Fault& g) { g.when->after_ms = v; });
   // Fewer targets: one client instead of all, one node fewer.
   const FaultKindInfo& row = info(f.kind);
   const bool on_clients = row.target == FaultTarget::Client || row.target == FaultTarget::Link;
@@ -140,7 +142,7 @@ ScenarioSize scenario_size(const Scenario& s) {
          {"duration_ms", "delta_ms", "delay_ms", "jitter_ms", "restart_after_ms", "at_ms"})
       if (auto value = f.number(param)) size.fault_magnitude += std::abs(*value);
     if (find_param(f.kind, "rate")) size.fault_magnitude += std::abs(f.rate - 1.0) * 1000;
-    if (f.when) size.fault_magnitude += (f.when->nth - 1) * 100;
+    if (f.when) size.fault_magnitude += (f.when->nth - 1) * 100 + f.when->after_ms;
     // An empty target list means all of them.
     size.fault_magnitude += double(f.clients.empty() ? s.clients : int(f.clients.size()));
     size.fault_magnitude += double(f.nodes.empty() ? shape.masters : int(f.nodes.size()));

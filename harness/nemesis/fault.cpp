@@ -39,7 +39,10 @@ void set_named(const Table& table, Enum& field, std::string_view param, std::str
 json Fault::describe() const {
   json j = json::object();
   if (at_ms) j["at_ms"] = *at_ms;
-  if (when) j["when"] = {{"client", when->client}, {"step", when->step}, {"nth", when->nth}};
+  if (when) {
+    j["when"] = {{"client", when->client}, {"step", when->step}, {"nth", when->nth}};
+    if (when->after_ms) j["when"]["after_ms"] = when->after_ms;
+  }
   if (duration_ms) j["duration_ms"] = *duration_ms;
   if (until) j["until"] = {{"client", until->client}, {"step", until->step}, {"nth", until->nth}};
   if (until_fault_ends) j["until"] = {{"fault", *until_fault_ends}};
@@ -55,7 +58,9 @@ json Fault::describe() const {
 
 std::string Fault::trigger_text() const {
   if (at_ms) return "at " + std::to_string(*at_ms) + " ms";
-  if (when) return when->client + " at step " + when->step + " (" + ordinal(when->nth) + " time)";
+  if (when)
+    return (when->after_ms ? std::to_string(when->after_ms) + " ms after " : "") + when->client +
+           " at step " + when->step + " (" + ordinal(when->nth) + " time)";
   return "never";
 }
 

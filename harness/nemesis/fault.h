@@ -15,11 +15,14 @@
 namespace locklab {
 
 // A client step that fires a fault: the nth time `client` reaches `step`
-// ("acquired", "before-write", "after-send", …).
+// ("acquired", "before-write", "after-send", …), and as a "when", `after_ms`
+// later: a time counted from a client's step rather than from the run's start
+// ("1.5 s after c1 acquired", whatever the acquire cost).
 struct StepTrigger {
   std::string client;
   std::string step;
   int nth = 1;
+  int64_t after_ms = 0;
 };
 
 struct Fault {

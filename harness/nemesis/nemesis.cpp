@@ -532,8 +532,15 @@ void Nemesis::apply_step(const std::string& client, std::string_view step) {
   }
   bool pause_self = false, crash_self = false;
   for (size_t index : fired) {
-    apply(index, client);
     const Fault& f = schedule_.fault(index);
+    if (const int64_t after_ms = f.when->after_ms) {
+      // Fires later, from the timeline, as a timed fault does: a pause of
+      // this client then stops it at its next step.
+      schedule_at(monotonic_ns() + after_ms * 1'000'000,
+                  [this, index, client] { apply(index, client); });
+      continue;
+    }
+    apply(index, client);
     bool targets_self = f.clients.empty() ||
                         std::find(f.clients.begin(), f.clients.end(), client) != f.clients.end();
     if (f.kind == FaultKind::Pause && targets_self) pause_self = true;

@@ -335,6 +335,30 @@ TEST(Nemesis, APausedClientStopsAloneWhileTheClientsBesideItGoOn) {
   EXPECT_FALSE(r.events("c1", "write", "ok").empty()) << "c1 went on after its pause";
 }
 
+// "after_ms" fires a fault a time after the step, not at it: here a pause of
+// c1 300 ms into its 800 ms of work, which stops c1 at its next step
+// (before-write) until the pause's 900 ms are over.
+TEST(Nemesis, AFaultAfterAStepFiresThatLongAfterIt) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 1, "duration_ms": 2500,
+      "workload": {"locks": ["L"], "ttl_ms": 5000, "work_ms": 800, "think_ms": 5},
+      "faults": [{"kind": "pause", "when": {"client": "c1", "step": "acquired", "after_ms": 300},
+                  "duration_ms": 900}]})",
+                    "set-nx-px");
+  auto pause = r.events("nemesis", "pause", "info");
+  ASSERT_EQ(pause.size(), 2u);
+  auto acquired = r.events("c1", "acquire", "ok");
+  ASSERT_FALSE(acquired.empty());
+  const int64_t acquired_at = acquired[0]["time_ns"], start = pause[0]["time_ns"];
+  EXPECT_GE(start - acquired_at, 300'000'000) << "fired before its time";
+  EXPECT_LT(start - acquired_at, 700'000'000) << "fired long after its time";
+  EXPECT_EQ(pause[0]["value"]["when"]["after_ms"], 300);
+  auto wrote = r.events("c1", "write", "invoke");
+  ASSERT_FALSE(wrote.empty());
+  // Stopped at before-write (800 ms in) until the pause ended (1200 ms in).
+  EXPECT_GT(wrote[0]["time_ns"].get<int64_t>(), pause[1]["time_ns"].get<int64_t>());
+  EXPECT_TRUE(r.result["faults"][0]["fired"].get<bool>());
+}
+
 // A pause with `until` ends at the later of its duration and the step: here
 // the step, c1's release after 300 ms of work, comes long after the 50 ms.
 TEST(Nemesis, APauseUntilAnotherClientsStepLastsUntilThatStep) {

@@ -351,6 +351,33 @@ TEST(ScenarioFaults, AFaultLastsUntilAWorkloadStepOfAClientItDoesNotStop) {
                {"'faults[0].until.client'", "c7"});
 }
 
+// "when" with "after_ms": a time counted from a client's step.
+TEST(ScenarioFaults, AFaultFiresATimeAfterAClientStep) {
+  const std::string when = R"("when":{"client":"c1","step":"acquired","after_ms":1500})";
+  Scenario s = parse_scenario(
+      document_with_fault(R"({"kind":"debug-sleep","duration_ms":200,)" + when + "}"), "s.json");
+  ASSERT_TRUE(s.faults[0].when);
+  EXPECT_EQ(s.faults[0].when->after_ms, 1500);
+  EXPECT_EQ(s.faults[0].trigger_text(), "1500 ms after c1 at step acquired (1st time)");
+  const json again = scenario_to_json(s);
+  EXPECT_EQ(again["faults"][0]["when"],
+            json({{"client", "c1"}, {"step", "acquired"}, {"after_ms", 1500}}));
+  EXPECT_EQ(parse_scenario(again, "s.json").faults[0].when->after_ms, 1500);
+  // Right after the step unless told: nothing written back.
+  Scenario at_step = parse_scenario(document_with_fault(R"({"kind":"debug-sleep","duration_ms":200,
+                              "when":{"client":"c1","step":"acquired"}})"),
+                                    "s.json");
+  EXPECT_EQ(at_step.faults[0].when->after_ms, 0);
+  EXPECT_FALSE(scenario_to_json(at_step)["faults"][0]["when"].contains("after_ms"));
+  expect_error(document_with_fault(R"({"kind":"debug-sleep","duration_ms":200,
+                              "when":{"client":"c1","step":"acquired","after_ms":-1}})"),
+               {"'faults[0].when.after_ms'"});
+  // An "until" is the step itself; a time after it is the duration's.
+  expect_error(document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
+                              "until":{"client":"c1","step":"acquired","after_ms":10}})"),
+               {"'faults[0].until.after_ms'", "only to \"when\"", "duration_ms"});
+}
+
 // "until": {"fault": N} waits for another fault's end: "c2 begins once the
 // failover is done", whatever c2's start-up costs.
 TEST(ScenarioFaults, AFaultLastsUntilAnotherFaultHasEnded) {
