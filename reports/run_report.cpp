@@ -82,11 +82,18 @@ std::string faults_table(const RunResult& run) {
       "<h3>Faults</h3><table class=\"faults\"><thead><tr><th>#</th><th>kind</th><th>trigger</th>"
       "<th>fired at</th><th>ended at</th></tr></thead><tbody>";
   for (const auto& fault : run.faults) {
-    out += std::string(fault.fired ? "<tr>" : "<tr class=\"never-fired\">") + "<td>" +
+    const bool missing = !fault.fired && !stood_in_for(fault, run.faults);
+    out += std::string(missing ? "<tr class=\"never-fired\">" : "<tr>") + "<td>" +
            std::to_string(fault.index) + "</td><td>" + escape(fault.kind) + "</td><td>" +
-           escape(fault.trigger) + "</td>";
+           escape(fault.trigger) +
+           (fault.one_of.empty()
+                ? ""
+                : " <span class=\"one-of\">(one of “" + escape(fault.one_of) + "”)</span>") +
+           "</td>";
     if (!fault.fired) {
-      out += "<td colspan=\"2\" class=\"never-fired\">never fired</td></tr>";
+      out += missing ? "<td colspan=\"2\" class=\"never-fired\">never fired</td></tr>"
+                     : "<td colspan=\"2\">never fired: another of “" + escape(fault.one_of) +
+                           "” told its moment</td></tr>";
       continue;
     }
     out += "<td>" + (fault.fired_at_ms ? escape(ms_text(*fault.fired_at_ms)) : "—") + "</td><td>" +

@@ -46,6 +46,10 @@ struct Fault {
   // The algorithms whose runs it belongs to (empty: every run), for a story
   // whose step differs between algorithms.
   std::vector<std::string> algorithms;
+  // A name this fault shares with the story's other ways of telling the same
+  // moment ("whoever takes over: c2's pause or c3's"): a run plays the story
+  // when at least one fault of the name fired. Empty: this one must fire.
+  std::string one_of;
   // Kind-specific parameters (fault_kind.cpp lists which kind has which).
   int64_t delta_ms = 0;
   double rate = 1.0;

@@ -149,6 +149,7 @@ FaultFiring read_fault(Fields f) {
   out.fired = f.boolean("fired").value_or(false);
   out.fired_at_ms = f.number("fired_at_ms");
   out.ended_at_ms = f.number("ended_at_ms");
+  out.one_of = f.text("one_of").value_or("");
   return out;
 }
 
@@ -204,6 +205,7 @@ json fault_json(const FaultFiring& f) {
   json out{{"index", f.index}, {"kind", f.kind}, {"trigger", f.trigger}, {"fired", f.fired}};
   if (f.fired_at_ms) out["fired_at_ms"] = *f.fired_at_ms;
   if (f.ended_at_ms) out["ended_at_ms"] = *f.ended_at_ms;
+  if (!f.one_of.empty()) out["one_of"] = f.one_of;
   return out;
 }
 
@@ -496,10 +498,23 @@ std::string fault_label(const FaultFiring& fault) {
          (fault.trigger.empty() ? "" : ", " + fault.trigger) + ")";
 }
 
+bool stood_in_for(const FaultFiring& fault, const std::vector<FaultFiring>& faults) {
+  if (fault.fired || fault.one_of.empty()) return false;
+  return std::any_of(faults.begin(), faults.end(), [&fault](const FaultFiring& other) {
+    return other.fired && other.one_of == fault.one_of;
+  });
+}
+
+bool story_played(const std::vector<FaultFiring>& faults) {
+  return std::all_of(faults.begin(), faults.end(), [&faults](const FaultFiring& fault) {
+    return fault.fired || stood_in_for(fault, faults);
+  });
+}
+
 std::string never_fired(const RunResult& run) {
   std::vector<std::string> labels;
   for (const auto& fault : run.faults)
-    if (!fault.fired) labels.push_back(fault_label(fault));
+    if (!fault.fired && !stood_in_for(fault, run.faults)) labels.push_back(fault_label(fault));
   if (labels.empty()) return "a fault never fired";
   return joined(labels) + " never fired";
 }

@@ -35,7 +35,8 @@ struct FaultFiring {
   bool fired = false;                 // it took effect during the run
   std::optional<double> fired_at_ms;  // ms since the run started
   std::optional<double>
-      ended_at_ms;  // when it was undone or healed; absent: instant, or never ended
+      ended_at_ms;     // when it was undone or healed; absent: instant, or never ended
+  std::string one_of;  // the scenario's name for its alternatives ("" = it must fire)
 
   bool operator==(const FaultFiring&) const = default;
 };
@@ -240,9 +241,18 @@ std::string expected_text(const Expectation& expected);
 // "fault 0 (pause, c1 at step acquired (1st time))".
 std::string fault_label(const FaultFiring& fault);
 
-// The faults of `run` that never fired, for people: "fault 0 (pause, at 1200
-// ms) never fired", with every such fault listed; "a fault never fired" when
-// the run is not exercised but names none.
+// Whether `fault` (one of `faults`) never fired but another fault of its
+// `one_of` name did, telling its moment of the story instead.
+bool stood_in_for(const FaultFiring& fault, const std::vector<FaultFiring>& faults);
+
+// Whether a run whose faults came to `faults` played its story: every fault
+// fired, except that of the faults sharing a `one_of` name one is enough.
+bool story_played(const std::vector<FaultFiring>& faults);
+
+// The faults of `run` that kept its story from being played, for people:
+// "fault 0 (pause, at 1200 ms) never fired", with every fault that never
+// fired and had no alternative that did; "a fault never fired" when the run
+// is not exercised but names none.
 std::string never_fired(const RunResult& run);
 
 // The line `locklab run` prints for `run`, e.g.

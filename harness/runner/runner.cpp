@@ -316,6 +316,7 @@ std::vector<FaultFiring> fault_firings(const Schedule& schedule,
     FaultFiring firing{i, std::string(f.name()), f.trigger_text(), o.fired, {}, {}};
     if (o.fired) firing.fired_at_ms = double(o.fired_at_ns) / 1e6;
     if (o.ended_at_ns) firing.ended_at_ms = double(*o.ended_at_ns) / 1e6;
+    firing.one_of = f.one_of;
     out.push_back(std::move(firing));
   }
   return out;
@@ -438,7 +439,7 @@ RunResult run_plan(const RunPlan& plan, const Expectation& expected, const LockU
     time(timing.clients);
     run.faults = run_with_nemesis(plan, clients, *cluster, recorder, relay, resource,
                                   lock.adapter.has_value(), probe);
-    for (const auto& firing : run.faults) run.exercised = run.exercised && firing.fired;
+    run.exercised = run.exercised && story_played(run.faults);
     time(timing.story);
     const int64_t events =
         record ? write_and_check_history(recorder, lock_dir / "history.jsonl", plan.scenario, run)

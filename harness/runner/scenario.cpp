@@ -335,6 +335,7 @@ Fault parse_fault(const json& value, const std::string& path, const Scenario& s,
   parse_fault_nodes(f, row, s, fault);
   parse_fault_algorithms(f, s, fault);
   parse_fault_params(f, row, fault);
+  fault.one_of = f.text("one_of").value_or("");
   f.text("why").value_or("");
   f.done();
   check_fault_topology(f, row, s, fault);
@@ -433,6 +434,20 @@ void check_fault_waits(const Scenario& s, size_t i) {
       fail("names faults[" + std::to_string(n) + "], which " + firing +
            "'s step fires, and this pause stops " + firing + ": it would never fire");
   }
+}
+
+// A "one_of" name is shared: a fault alone under its name would be allowed
+// never to fire with nothing to stand in for it.
+void check_fault_alternatives(const Scenario& s, size_t i) {
+  const std::string& name = s.faults[i].one_of;
+  if (name.empty()) return;
+  const auto sharing = std::count_if(s.faults.begin(), s.faults.end(),
+                                     [&name](const Fault& f) { return f.one_of == name; });
+  if (sharing < 2)
+    throw ScenarioError(s.file.string() + ": field 'faults[" + std::to_string(i) +
+                        "].one_of' is \"" + name +
+                        "\", which no other fault shares: a fault with no alternative must fire "
+                        "(leave one_of out)");
 }
 
 }  // namespace
@@ -599,6 +614,7 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& file)
   for (size_t i = 0; i < s.faults.size(); ++i) {
     check_fault_against_algorithms(s.faults[i], i, s);
     check_fault_waits(s, i);
+    check_fault_alternatives(s, i);
   }
   return s;
 }
@@ -641,6 +657,7 @@ json scenario_to_json(const Scenario& s) {
     if (!f.clients.empty()) j["clients"] = f.clients;
     if (!f.nodes.empty()) j["nodes"] = f.nodes;
     if (!f.algorithms.empty()) j["algorithms"] = f.algorithms;
+    if (!f.one_of.empty()) j["one_of"] = f.one_of;
     faults.push_back(std::move(j));
   }
   doc["faults"] = std::move(faults);

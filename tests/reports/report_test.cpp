@@ -237,6 +237,42 @@ TEST(RunReport, EachOutcomeHasItsBadgeAndTheFaultsTableSaysWhatNeverFired) {
   EXPECT_NE(html.find("(as for set-nx-px, which this lock stands in for)"), std::string::npos);
 }
 
+// Of faults that are alternatives ("whoever takes over"), the one that did
+// not fire is no defect of the run: its row says who told its moment.
+TEST(RunReport, AnAlternativeThatNeverFiredIsNotHighlighted) {
+  TempDir dir("report-test");
+  HistoryBuilder h;
+  h.add(0, "c1", "invoke", "acquire", {{"lock", "L"}});
+  h.add(1, "c1", "ok", "acquire", {{"lock", "L"}});
+  h.write(dir.path() / "set-nx-px" / "history.jsonl");
+  json faults = {{{"index", 0},
+                  {"kind", "pause"},
+                  {"trigger", "c2 at step acquired (1st time)"},
+                  {"fired", false},
+                  {"one_of", "takeover"}},
+                 {{"index", 1},
+                  {"kind", "pause"},
+                  {"trigger", "c3 at step acquired (1st time)"},
+                  {"fired", true},
+                  {"fired_at_ms", 1000.0},
+                  {"one_of", "takeover"}}};
+  json run = {{"algorithm", "set-nx-px"},
+              {"verdict", "safe"},
+              {"expected", {{"verdict", "safe"}}},
+              {"outcome", "met"},
+              {"history", "set-nx-px/history.jsonl"},
+              {"check", {{"verdict", "safe"}, {"violations", json::array()}}},
+              {"faults", faults}};
+  write_text(dir.path() / "results.json",
+             json({{"scenario", "takeover"}, {"runs", {run}}}).dump(2));
+  const std::string html = read_text(write_run_report(dir.path()));
+  EXPECT_EQ(count(html, "<tr class=\"never-fired\">"), 0u);
+  EXPECT_NE(html.find("<td>c2 at step acquired (1st time) <span class=\"one-of\">(one of "
+                      "“takeover”)</span></td><td colspan=\"2\">never fired: another of "
+                      "“takeover” told its moment</td>"),
+            std::string::npos);
+}
+
 // A lock that refused everyone while a fault was in force: said apart from
 // the violations, with the fault and how long.
 TEST(RunReport, AvailabilityLostUnderAFaultIsToldApartFromViolations) {

@@ -454,6 +454,32 @@ TEST(CellOutcome, FailuresFirstThenWhatPassed) {
   for (const auto& c : cases) EXPECT_EQ(cell_outcome(c.runs), c.cell) << c.runs.size();
 }
 
+// "whoever takes over": of the faults sharing a one_of name, one firing is
+// enough; every other fault must fire.
+TEST(Words, OfTheAlternativesOneMustFire) {
+  std::vector<FaultFiring> faults = {
+      {0, "pause", "c1 at step before-release (1st time)", true, 5.0, 2505.0, ""},
+      {1, "pause", "c2 at step acquired (1st time)", false, std::nullopt, std::nullopt, "takeover"},
+      {2, "pause", "c3 at step acquired (1st time)", true, 2810.0, 4810.0, "takeover"}};
+  EXPECT_TRUE(story_played(faults));
+  faults[2].fired = false;
+  EXPECT_FALSE(story_played(faults)) << "neither alternative fired";
+  RunResult run = full_run();
+  run.faults = faults;
+  EXPECT_EQ(never_fired(run),
+            "fault 1 (pause, c2 at step acquired (1st time)), fault 2 (pause, c3 at step acquired "
+            "(1st time)) never fired");
+  faults[2].fired = true;
+  faults[0].fired = false;
+  EXPECT_FALSE(story_played(faults)) << "a fault without alternatives must fire";
+  run.faults = faults;
+  EXPECT_EQ(never_fired(run), "fault 0 (pause, c1 at step before-release (1st time)) never fired");
+  // And results.json keeps the name, so a report reads the run as the runner did.
+  const json document = run.to_json();
+  EXPECT_EQ(RunResult::from_json(document, "r.json").faults.at(1).one_of, "takeover");
+  EXPECT_FALSE(document["faults"][0].contains("one_of"));
+}
+
 TEST(Words, FaultsThatNeverFiredAreNamed) {
   RunResult run = full_run();
   EXPECT_EQ(fault_label(run.faults[0]), "fault 0 (pause, c1 at step acquired (1st time))");

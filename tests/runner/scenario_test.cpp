@@ -351,6 +351,30 @@ TEST(ScenarioFaults, AFaultLastsUntilAWorkloadStepOfAClientItDoesNotStop) {
                {"'faults[0].until.client'", "c7"});
 }
 
+// "one_of": faults that tell one moment of the story in different ways.
+TEST(ScenarioFaults, AlternativesShareAName) {
+  const std::string c2 = R"({"kind":"pause","duration_ms":200,"one_of":"takeover",
+                             "when":{"client":"c2","step":"acquired"}})";
+  const std::string c1 = R"({"kind":"pause","duration_ms":200,"one_of":"takeover",
+                             "when":{"client":"c1","step":"acquired"}})";
+  Scenario s = parse_scenario(document_with_fault(c2 + "," + c1), "s.json");
+  EXPECT_EQ(s.faults[0].one_of, "takeover");
+  EXPECT_EQ(s.faults[1].one_of, "takeover");
+  const json again = scenario_to_json(s);
+  EXPECT_EQ(again["faults"][1]["one_of"], "takeover");
+  EXPECT_EQ(parse_scenario(again, "s.json").faults[0].one_of, "takeover");
+  Scenario plain = parse_scenario(document_with_fault(R"({"kind":"pause","duration_ms":200,
+                              "when":{"client":"c1","step":"acquired"}})"),
+                                  "s.json");
+  EXPECT_TRUE(plain.faults[0].one_of.empty());
+  EXPECT_FALSE(scenario_to_json(plain)["faults"][0].contains("one_of"));
+  // Alone under its name, a fault would be allowed never to fire.
+  expect_error(document_with_fault(c2), {"'faults[0].one_of'", "takeover", "no other fault"});
+  expect_error(document_with_fault(R"({"kind":"pause","duration_ms":200,"one_of":3,
+                              "when":{"client":"c1","step":"acquired"}})"),
+               {"'faults[0].one_of'"});
+}
+
 // "when" with "after_ms": a time counted from a client's step.
 TEST(ScenarioFaults, AFaultFiresATimeAfterAClientStep) {
   const std::string when = R"("when":{"client":"c1","step":"acquired","after_ms":1500})";
