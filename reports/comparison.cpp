@@ -372,8 +372,10 @@ std::string matrix_section(const std::vector<ScenarioResults>& stories,
   std::string md =
       "\n## The matrix\n\n✓ no violation in any run; ✗ the resource was harmed, after whose "
       "fault the holds overlapped (broken lease: the lock granted a hold inside another's "
-      "lease; overrun: a holder acted after its lease ended) and what the store accepted; "
-      "without ✗, an overlap or a violation that harmed nothing (stopped by fencing: the late "
+      "lease; overrun: a holder acted after its lease ended; unclassified: the history cannot "
+      "tell which, and when only where the requests' transit times fell kept it from telling, "
+      "another run of the cell may name the class) and what the store accepted; without ✗, an "
+      "overlap or a violation that harmed nothing (stopped by fencing: the late "
       "holder's writes were all rejected); n/a: the story cannot be told to that lock (its "
       "reason is below); ⚠: the measurement is not what the story predicts; ↻: carried from an "
       "earlier run (--reuse); ◷: measured on virtual time (README \"Which clock\"); ⚑: the library "

@@ -15,6 +15,7 @@
 #include "suite.h"
 #include "suite_test_support.h"
 #include "temp_dir.h"
+#include "violation_kind.h"
 
 namespace locklab::suite {
 namespace {
@@ -564,6 +565,14 @@ TEST_F(RunSuite, TheComparisonSaysWhatEachLockSurvivesAndWhy) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| [skip](#skip) | ✓ safe | n/a |"), std::string::npos) << md;
+  const size_t matrix = md.find("## The matrix");
+  ASSERT_NE(matrix, std::string::npos) << md;
+  const std::string legend = md.substr(matrix, md.find("| story |", matrix) - matrix);
+  for (const auto& overlap_class : overlap_classes())
+    EXPECT_NE(legend.find(std::string(overlap_class.label) + ":"), std::string::npos)
+        << "the legend says what every class a cell can show means: " << legend;
+  EXPECT_NE(legend.find("another run of the cell may name the class"), std::string::npos)
+      << "a class left unclassified by timing alone may differ between runs: " << legend;
   EXPECT_NE(md.find("| `set-nx-px` | ✗ overrun: lost update | violated | because pause-long |"),
             std::string::npos)
       << md;
