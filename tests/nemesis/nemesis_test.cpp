@@ -411,6 +411,32 @@ TEST(Nemesis, APauseUntilAStepAlreadyReachedLastsItsDurationOrEndsAtOnce) {
   EXPECT_GT(r.events("c3", "acquire", "ok").size(), 2u) << "c3 stayed paused";
 }
 
+// A pause that ends at a step hands its client to a pause that step fires,
+// with no gap between them: "c2 held until 300 ms after c1's grant, whatever
+// the grant cost" (server-clock-drift). The gate nests, so the first pause's
+// end does not open it under the second.
+TEST(Nemesis, APauseEndingAtAStepHandsItsClientToAPauseThatStepFires) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 1500,
+      "workload": {"locks": ["L"], "ttl_ms": 5000, "work_ms": 100, "think_ms": 5},
+      "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"],
+                  "until": {"client": "c1", "step": "acquired"}},
+                 {"kind": "pause", "when": {"client": "c1", "step": "acquired"},
+                  "clients": ["c2"], "duration_ms": 300}]})",
+                    "set-nx-px");
+  auto acquired = r.events("c1", "acquire", "ok");
+  ASSERT_FALSE(acquired.empty());
+  const int64_t held_until = acquired[0]["time_ns"].get<int64_t>() + 300'000'000;
+  int64_t c2_events = 0;
+  for (const auto& e : r.history)
+    if (e["process"] == "c2") {
+      ++c2_events;
+      EXPECT_GE(e["time_ns"].get<int64_t>(), held_until) << "c2 ran between the pauses: " << e.dump();
+    }
+  EXPECT_GT(c2_events, 0) << "c2 went on after the second pause";
+  EXPECT_TRUE(r.result["faults"][0]["fired"].get<bool>());
+  EXPECT_TRUE(r.result["faults"][1]["fired"].get<bool>());
+}
+
 // A step that never comes (here: c1's thousandth release) must not keep its
 // pause past the run: the client would wait at its gate for ever and the
 // run would never end.
