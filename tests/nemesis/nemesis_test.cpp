@@ -430,7 +430,8 @@ TEST(Nemesis, APauseEndingAtAStepHandsItsClientToAPauseThatStepFires) {
   for (const auto& e : r.history)
     if (e["process"] == "c2") {
       ++c2_events;
-      EXPECT_GE(e["time_ns"].get<int64_t>(), held_until) << "c2 ran between the pauses: " << e.dump();
+      EXPECT_GE(e["time_ns"].get<int64_t>(), held_until)
+          << "c2 ran between the pauses: " << e.dump();
     }
   EXPECT_GT(c2_events, 0) << "c2 went on after the second pause";
   EXPECT_TRUE(r.result["faults"][0]["fired"].get<bool>());
