@@ -412,8 +412,8 @@ TEST(Nemesis, APauseUntilAStepAlreadyReachedLastsItsDurationOrEndsAtOnce) {
 }
 
 // A pause that ends at a step hands its client to a pause that step fires,
-// with no gap between them: "c2 held until 300 ms after c1's grant, whatever
-// the grant cost" (server-clock-drift). The gate nests, so the first pause's
+// with no gap between them: server-clock-drift holds c2 until 400 ms after
+// c1's grant, whatever the grant cost. The gate nests, so the first pause's
 // end does not open it under the second.
 TEST(Nemesis, APauseEndingAtAStepHandsItsClientToAPauseThatStepFires) {
   RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 1500,
