@@ -44,7 +44,10 @@ json Fault::describe() const {
     if (when->after_ms) j["when"]["after_ms"] = when->after_ms;
   }
   if (duration_ms) j["duration_ms"] = *duration_ms;
-  if (until) j["until"] = {{"client", until->client}, {"step", until->step}, {"nth", until->nth}};
+  if (until) {
+    j["until"] = {{"client", until->client}, {"step", until->step}, {"nth", until->nth}};
+    if (until->after_ms) j["until"]["after_ms"] = until->after_ms;
+  }
   if (until_fault_ends) j["until"] = {{"fault", *until_fault_ends}};
   for (const FaultParam& p : info(kind).params) {
     if (p.type == ParamType::Choice)

@@ -14,8 +14,8 @@
 
 namespace locklab {
 
-// A client step that fires a fault: the nth time `client` reaches `step`
-// ("acquired", "before-write", "after-send", …), and as a "when", `after_ms`
+// A client step that fires a fault or ends its wait: the nth time `client`
+// reaches `step` ("acquired", "before-write", "after-send", …), and `after_ms`
 // later: a time counted from a client's step rather than from the run's start
 // ("1.5 s after c1 acquired", whatever the acquire cost).
 struct StepTrigger {
@@ -30,8 +30,9 @@ struct Fault {
   std::optional<int64_t> at_ms;        // from the start of the run, or
   std::optional<StepTrigger> when;     // right after a client step
   std::optional<int64_t> duration_ms;  // undone after this long (absent: lasts to the end)
-  // And not before this client step: with duration_ms too, undone at the
-  // later of the two. A step reached before the fault fired counts as reached.
+  // And not before this client step, or its after_ms past it: with
+  // duration_ms too, undone at the later of the two. A step reached before
+  // the fault fired counts as reached, from when it was.
   std::optional<StepTrigger> until;
   // Or not before fault `until_fault_ends` of the schedule has recorded its
   // end (a failover, for one): "c2 starts once the failover is done". A

@@ -273,9 +273,14 @@ void Nemesis::keep_in_force(size_t index, Action undo, std::optional<int64_t> du
   {
     std::lock_guard l(mu_);
     active_.emplace(index, std::move(undo));
-    const bool still_waits = fault.until_fault_ends
-                                 ? !outcomes_.at(*fault.until_fault_ends).ended_at_ns
-                                 : fault.until && !schedule_.until_passed(index);
+    bool still_waits = false;
+    if (fault.until_fault_ends)
+      still_waits = !outcomes_.at(*fault.until_fault_ends).ended_at_ns;
+    else if (fault.until && !schedule_.until_passed(index))
+      still_waits = true;
+    else if (fault.until)  // reached before the fault fired: its after_ms may still run
+      still_waits =
+          monotonic_ns() < until_reached_ns_.at(index) + fault.until->after_ms * 1'000'000;
     const Ending ending{duration_ms.has_value(), still_waits};
     overtime = run_over_ && fault.kind == FaultKind::Pause;  // see end_waits_at
     if (overtime)
@@ -302,6 +307,15 @@ void Nemesis::end_wait_over(size_t index, bool Ending::*wait) {
     endings_.erase(it);
   }
   undo_now(index);
+}
+
+void Nemesis::until_step_reached(size_t index) {
+  const int64_t after_ms = schedule_.fault(index).until->after_ms;
+  if (after_ms == 0) return end_wait_over(index, &Ending::until);
+  // A fault that fires meanwhile is ended by this; one that fires later finds
+  // its wait over (keep_in_force).
+  schedule_at(monotonic_ns() + after_ms * 1'000'000,
+              [this, index] { end_wait_over(index, &Ending::until); });
 }
 
 void Nemesis::undo_now(size_t index, json extra) {
@@ -529,6 +543,7 @@ void Nemesis::apply_step(const std::string& client, std::string_view step) {
     if (stopping_) return;
     fired = schedule_.on_step(client, step);
     reached = schedule_.until_reached(client, step);
+    for (size_t index : reached) until_reached_ns_[index] = monotonic_ns();
   }
   bool pause_self = false, crash_self = false;
   for (size_t index : fired) {
@@ -548,7 +563,7 @@ void Nemesis::apply_step(const std::string& client, std::string_view step) {
   }
   // After the faults this step fires: one that starts here and one that
   // waited for it, on the same client, hand it over without a gap.
-  for (size_t index : reached) end_wait_over(index, &Ending::until);
+  for (size_t index : reached) until_step_reached(index);
   if (crash_self) throw ClientCrashed{std::string(step)};
   if (pause_self) clients_[client_index(client)].gate->pass();
 }

@@ -102,14 +102,17 @@ class Nemesis {
   // action for a fault that is over at once or ends on its own.
   Action start_fault(const Firing& firing);
   // Keeps `undo` of fault `index` until `duration_ms` has passed and its
-  // `until` step has been reached, those of the two it has (neither: until
-  // stop() heals it).
+  // `until` step has been reached (and its after_ms has passed since), those
+  // of the two it has (neither: until stop() heals it).
   void keep_in_force(size_t index, Action undo, std::optional<int64_t> duration_ms);
   // What a fault in force still waits for before it is undone.
   struct Ending {
     bool duration = false;  // its duration_ms to pass
-    bool until = false;     // its `until` step to be reached
+    bool until = false;     // its `until` step to be reached, and its after_ms to pass
   };
+  // Fault `index`'s `until` step has just been reached: its wait for it is
+  // over now, or after_ms from now (whether or not it is in force yet).
+  void until_step_reached(size_t index);
   // One of fault `index`'s waits is over (`wait` names it); undoes the fault
   // once it waits for nothing more.
   void end_wait_over(size_t index, bool Ending::*wait);
@@ -171,9 +174,10 @@ class Nemesis {
 
   mutable std::mutex mu_;  // guards everything below, the schedule's step counts and the log
   FiberCondition wake_;
-  std::multimap<int64_t, Action> timeline_;  // monotonic ns → action
-  std::map<size_t, Action> active_;          // fault index → undo of a fault in force
-  std::map<size_t, Ending> endings_;         // fault index → what it waits for to be undone
+  std::multimap<int64_t, Action> timeline_;     // monotonic ns → action
+  std::map<size_t, Action> active_;             // fault index → undo of a fault in force
+  std::map<size_t, Ending> endings_;            // fault index → what it waits for to be undone
+  std::map<size_t, int64_t> until_reached_ns_;  // fault index → when its `until` step came
   std::vector<FaultOutcome> outcomes_;
   bool stopping_ = false;
   bool run_over_ = false;  // the time end_waits_at() named has come

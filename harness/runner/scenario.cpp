@@ -153,20 +153,15 @@ FaultKind parse_fault_kind(Fields& f) {
   return *parsed;
 }
 
-// A client step, as "when" and "until" name it: {client, step, nth}, and for
-// a "when" (`fires`) the time after it the fault fires ("after_ms").
-StepTrigger parse_step_trigger(Fields w, const Scenario& s, bool fires) {
+// A client step, as "when" and "until" name it: {client, step, nth}, and
+// "after_ms", a time counted from that step (a "when" fires that long after
+// it, an "until" is not over before then).
+StepTrigger parse_step_trigger(Fields w, const Scenario& s) {
   StepTrigger trigger;
   trigger.client = w.text("client").value_or("");
   trigger.step = w.text("step").value_or("");
   trigger.nth = int(w.integer("nth", 1, 1'000'000).value_or(1));
-  if (w.find("after_ms")) {
-    if (!fires)
-      w.fail(w.path("after_ms"),
-             "applies only to \"when\": a fault waits for its \"until\" step itself; give "
-             "duration_ms for a time after it");
-    trigger.after_ms = w.integer("after_ms", 0, kMaxMs).value_or(0);
-  }
+  trigger.after_ms = w.integer("after_ms", 0, kMaxMs).value_or(0);
   w.done();
   if (auto e = client_name_error(trigger.client, s.clients); !e.empty())
     w.fail(w.path("client"), e);
@@ -180,7 +175,7 @@ void parse_fault_trigger(Fields& f, const std::string& path, const Scenario& s,
                          const std::filesystem::path& file, Fault& fault) {
   if (f.find("at_ms")) fault.at_ms = f.integer("at_ms", 0, kMaxMs).value_or(0);
   if (const json* when = f.find("when"))
-    fault.when = parse_step_trigger(fields_of(*when, file, f.path("when")), s, true);
+    fault.when = parse_step_trigger(fields_of(*when, file, f.path("when")), s);
   if (fault.at_ms.has_value() == fault.when.has_value())
     f.fail(path, "needs exactly one of \"at_ms\" (a time) or \"when\" (a client step)");
   if (fault.at_ms && *fault.at_ms >= s.duration_ms)
@@ -207,7 +202,7 @@ void parse_fault_until(Fields& f, const FaultKindInfo& row, const Scenario& s,
     w.done();
     return;
   }
-  fault.until = parse_step_trigger(fields_of(*until, file, f.path("until")), s, false);
+  fault.until = parse_step_trigger(fields_of(*until, file, f.path("until")), s);
 }
 
 // "duration_ms", as the fault's kind allows or requires it (a fault that

@@ -412,9 +412,8 @@ TEST(Nemesis, APauseUntilAStepAlreadyReachedLastsItsDurationOrEndsAtOnce) {
 }
 
 // A pause that ends at a step hands its client to a pause that step fires,
-// with no gap between them: server-clock-drift holds c2 until 400 ms after
-// c1's grant, whatever the grant cost. The gate nests, so the first pause's
-// end does not open it under the second.
+// with no gap between them. The gate nests, so the first pause's end does
+// not open it under the second.
 TEST(Nemesis, APauseEndingAtAStepHandsItsClientToAPauseThatStepFires) {
   RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 2, "duration_ms": 1500,
       "workload": {"locks": ["L"], "ttl_ms": 5000, "work_ms": 100, "think_ms": 5},
@@ -436,6 +435,44 @@ TEST(Nemesis, APauseEndingAtAStepHandsItsClientToAPauseThatStepFires) {
   EXPECT_GT(c2_events, 0) << "c2 went on after the second pause";
   EXPECT_TRUE(r.result["faults"][0]["fired"].get<bool>());
   EXPECT_TRUE(r.result["faults"][1]["fired"].get<bool>());
+}
+
+// An `until` with after_ms holds its fault that long past the step: c2 from
+// the start until 400 ms after c1's grant, whatever the grant cost (as
+// server-clock-drift holds it), and c3, paused once c1 already holds the
+// lock, until 600 ms after that grant rather than at once.
+TEST(Nemesis, APauseUntilATimeAfterAStepEndsThatLongAfterIt) {
+  RunRecord r = run(R"({"algorithms": ["set-nx-px"], "clients": 3, "duration_ms": 1500,
+      "workload": {"locks": ["L1", "L2", "L3"], "lock_per_client": true, "ttl_ms": 5000,
+                   "work_ms": 20, "think_ms": 5},
+      "faults": [{"kind": "pause", "at_ms": 0, "clients": ["c2"],
+                  "until": {"client": "c1", "step": "acquired", "after_ms": 400}},
+                 {"kind": "pause", "at_ms": 200, "clients": ["c3"],
+                  "until": {"client": "c1", "step": "acquired", "after_ms": 600}}]})",
+                    "set-nx-px");
+  auto acquired = r.events("c1", "acquire", "ok");
+  ASSERT_FALSE(acquired.empty());
+  const int64_t granted = acquired[0]["time_ns"];
+  std::vector<json> c2_pause, c3_pause;
+  for (const auto& e : r.events("nemesis", "pause", "info"))
+    (e["value"]["fault"] == 0 ? c2_pause : c3_pause).push_back(e);
+  ASSERT_EQ(c2_pause.size(), 2u);
+  ASSERT_EQ(c3_pause.size(), 2u);
+  EXPECT_EQ(c2_pause[0]["value"]["until"]["after_ms"], 400);
+  const int64_t c2_end = c2_pause[1]["time_ns"], c3_end = c3_pause[1]["time_ns"];
+  EXPECT_GE(c2_end - granted, 400'000'000) << "c2's pause ended before its 400 ms";
+  EXPECT_LT(c2_end - granted, 1'000'000'000);
+  ASSERT_GT(c3_pause[0]["time_ns"].get<int64_t>(), granted) << "c3's pause fired before the step";
+  EXPECT_GE(c3_end - granted, 600'000'000) << "c3's pause ended before its 600 ms";
+  EXPECT_LT(c3_end - granted, 1'200'000'000);
+  EXPECT_GE(c3_end - c3_pause[0]["time_ns"].get<int64_t>(), 300'000'000)
+      << "c3's pause ended at once, as if the step alone were its end";
+  for (const auto& e : r.history)
+    if (e["process"] == "c2") {
+      EXPECT_GT(e["time_ns"].get<int64_t>(), granted + 400'000'000) << e.dump();
+    }
+  EXPECT_FALSE(r.events("c2", "acquire", "ok").empty()) << "c2 went on after its pause";
+  EXPECT_FALSE(r.events("c3", "acquire", "ok").empty()) << "c3 went on after its pause";
 }
 
 // A step that never comes (here: c1's thousandth release) must not keep its

@@ -396,10 +396,27 @@ TEST(ScenarioFaults, AFaultFiresATimeAfterAClientStep) {
   expect_error(document_with_fault(R"({"kind":"debug-sleep","duration_ms":200,
                               "when":{"client":"c1","step":"acquired","after_ms":-1}})"),
                {"'faults[0].when.after_ms'"});
-  // An "until" is the step itself; a time after it is the duration's.
+}
+
+// "until" with "after_ms": a fault held until a time after a client's step.
+TEST(ScenarioFaults, AFaultLastsUntilATimeAfterAClientStep) {
+  Scenario s = parse_scenario(document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
+                              "until":{"client":"c1","step":"acquired","after_ms":400}})"),
+                              "s.json");
+  ASSERT_TRUE(s.faults[0].until);
+  EXPECT_EQ(s.faults[0].until->after_ms, 400);
+  const json again = scenario_to_json(s);
+  EXPECT_EQ(again["faults"][0]["until"],
+            json({{"client", "c1"}, {"step", "acquired"}, {"after_ms", 400}}));
+  EXPECT_EQ(parse_scenario(again, "s.json").faults[0].until->after_ms, 400);
+  Scenario at_step = parse_scenario(document_with_fault(R"({"kind":"pause","at_ms":0,
+                              "clients":["c2"],"until":{"client":"c1","step":"acquired"}})"),
+                                    "s.json");
+  EXPECT_EQ(at_step.faults[0].until->after_ms, 0);
+  EXPECT_FALSE(scenario_to_json(at_step)["faults"][0]["until"].contains("after_ms"));
   expect_error(document_with_fault(R"({"kind":"pause","at_ms":0,"clients":["c2"],
-                              "until":{"client":"c1","step":"acquired","after_ms":10}})"),
-               {"'faults[0].until.after_ms'", "only to \"when\"", "duration_ms"});
+                              "until":{"client":"c1","step":"acquired","after_ms":-1}})"),
+               {"'faults[0].until.after_ms'"});
 }
 
 // "until": {"fault": N} waits for another fault's end: "c2 begins once the
