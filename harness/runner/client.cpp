@@ -156,10 +156,12 @@ Event Client::event(Type type, std::string f, const std::string& lock) {
 void Client::run(const Workload& workload, ProtectedResource& resource, int64_t deadline_ns,
                  const std::atomic<bool>& stop) {
   try {
+    int64_t holds = 0;
     for (int64_t op = 0; op < workload.ops_per_client; ++op) {
       if (stop || monotonic_ns() >= deadline_ns) break;
+      if (workload.holds_per_client > 0 && holds >= workload.holds_per_client) break;
       const std::string& lock = workload.locks[rng_() % workload.locks.size()];
-      one_operation(workload, resource, lock);
+      holds += one_operation(workload, resource, lock);
       if (workload.think_ms > 0)
         clock_.sleep_for(std::chrono::milliseconds(rng_() % (workload.think_ms + 1)));
     }
@@ -173,10 +175,10 @@ void Client::run(const Workload& workload, ProtectedResource& resource, int64_t 
   lock_.reset();
 }
 
-void Client::one_operation(const Workload& workload, ProtectedResource& resource,
+bool Client::one_operation(const Workload& workload, ProtectedResource& resource,
                            const std::string& lock) {
   std::optional<Lease> outer = acquire(workload, lock, "before-acquire", "acquired");
-  if (!outer) return;
+  if (!outer) return false;
   const Lease lease = std::move(*outer);
 
   // A re-entrant lock is taken again by the holder (a helper that locks what
@@ -228,6 +230,7 @@ void Client::one_operation(const Workload& workload, ProtectedResource& resource
   if (release(lock, lease, "before-release", "released") == Type::Info &&
       workload.retry_unknown_release)
     release(lock, lease, "", "");
+  return true;
 }
 
 std::optional<Lease> Client::acquire(const Workload& workload, const std::string& lock,

@@ -51,10 +51,11 @@ class Client {
   PauseGate& gate() { return gate_; }
   SkewableClock& clock() { return clock_; }
 
-  // Runs the workload until `ops_per_client` attempts are done or the harness
-  // monotonic clock reaches `deadline_ns`, or `stop` becomes true. Returns
-  // normally when the client crashed (ClientCrashed) too, and when the lock
-  // failed in a way no history event can express (see error()).
+  // Runs the workload until `ops_per_client` attempts or `holds_per_client`
+  // holds are done, the harness monotonic clock reaches `deadline_ns`, or
+  // `stop` becomes true. Returns normally when the client crashed
+  // (ClientCrashed) too, and when the lock failed in a way no history event
+  // can express (see error()).
   void run(const Workload& workload, ProtectedResource& resource, int64_t deadline_ns,
            const std::atomic<bool>& stop);
 
@@ -73,7 +74,9 @@ class Client {
   void crash() { crash_requested_ = true; }
 
  private:
-  void one_operation(const Workload& workload, ProtectedResource& resource,
+  // One acquire, and when it succeeds the critical section and the release;
+  // whether the client held the lock.
+  bool one_operation(const Workload& workload, ProtectedResource& resource,
                      const std::string& lock);
   // One acquire, recorded, with step `before` ahead of it and `after` once it
   // succeeded; the lease, or nullopt when it was not acquired (or unknown).

@@ -508,6 +508,7 @@ Workload parse_workload(const json& value, const std::filesystem::path& file, Wo
   wl.work_ms = f.integer("work_ms", 0, kMaxMs).value_or(wl.work_ms);
   wl.think_ms = f.integer("think_ms", 0, kMaxMs).value_or(wl.think_ms);
   wl.ops_per_client = f.integer("ops_per_client", 1, 10'000'000).value_or(wl.ops_per_client);
+  wl.holds_per_client = f.integer("holds_per_client", 1, 10'000'000).value_or(wl.holds_per_client);
   wl.fencing = f.boolean("fencing").value_or(wl.fencing);
   wl.stop_on_renewal_failure =
       f.boolean("stop_on_renewal_failure").value_or(wl.stop_on_renewal_failure);
@@ -638,6 +639,7 @@ json scenario_to_json(const Scenario& s) {
                      {"checks_validity", w.checks_validity},
                      {"reentry", w.reentry},
                      {"lock_per_client", w.lock_per_client}};
+  if (w.holds_per_client > 0) doc["workload"]["holds_per_client"] = w.holds_per_client;
   if (!w.params.empty()) doc["workload"]["params"] = w.params;
   doc["duration_ms"] = s.duration_ms;
   doc["seed"] = s.seed;

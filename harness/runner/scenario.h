@@ -37,6 +37,10 @@ struct Workload {
   int64_t think_ms = 2;           // pause between a release and the next acquire (max, random)
   int64_t ops_per_client = 1000;  // acquire attempts per client (upper bound)
   bool fencing = false;           // the protected store rejects writes with a lower token
+  // Holds per client (acquires that succeeded), upper bound; 0: no bound. A
+  // story told by each client's first hold ends when those holds do, while a
+  // client whose attempts fail still tries again.
+  int64_t holds_per_client = 0;
   bool stop_on_renewal_failure =
       false;  // clients give up (record `lost`) when a watchdog renewal fails
   // A client whose release had an unknown outcome (a timeout, a cancelled
