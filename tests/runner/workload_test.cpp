@@ -31,11 +31,11 @@ std::vector<json> history_of(const std::string& scenario_json) {
 // Each client holds the lock once and stops, long before `duration_ms`; the
 // one that loses the first race fails (its wait is shorter than the other's
 // work) and tries again until it holds. Without the bound each client would
-// hold the lock dozens of times in the story's 20 s.
+// hold the lock about ten times in the story's 20 s.
 TEST(Workload, AClientStopsAfterItsHoldsAndRetriesTheAttemptsThatFail) {
   std::vector<json> history = history_of(R"({"algorithms": ["set-nx-px"], "clients": 2,
       "duration_ms": 20000,
-      "workload": {"ttl_ms": 2000, "wait_ms": 20, "work_ms": 200, "think_ms": 0,
+      "workload": {"ttl_ms": 2000, "wait_ms": 20, "work_ms": 1000, "think_ms": 0,
                    "holds_per_client": 1}})");
   std::map<std::string, int> holds, failed, releases;
   for (const json& e : history) {
@@ -45,7 +45,7 @@ TEST(Workload, AClientStopsAfterItsHoldsAndRetriesTheAttemptsThatFail) {
   }
   EXPECT_EQ(holds, (std::map<std::string, int>{{"c1", 1}, {"c2", 1}}));
   EXPECT_EQ(releases, holds);
-  EXPECT_GE(failed["c1"] + failed["c2"], 2) << "the loser of the race stopped at its first failure";
+  EXPECT_GE(failed["c1"] + failed["c2"], 1) << "the loser of the race stopped at its first failure";
 }
 
 TEST(Workload, HoldsPerClientIsKeptInTheScenarioJsonOnlyWhenSet) {
